@@ -1,0 +1,7 @@
+"""Inference: conjugate Gibbs step methods and the :func:`sample` entry point."""
+
+from plausible.inference.conjugacy import declare_gibbs, declared_gibbs
+from plausible.inference.dirichlet_gibbs import DirichletGibbs
+from plausible.inference.sampling import sample
+
+__all__ = ["DirichletGibbs", "declare_gibbs", "declared_gibbs", "sample"]
