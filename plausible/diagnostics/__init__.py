@@ -1,5 +1,14 @@
 """Diagnostics: convergence gates, posterior predictive checks, simulation-based calibration."""
 
 from plausible.diagnostics.convergence import ConvergenceReport, convergence_report
+from plausible.diagnostics.sbc import SBCResult, simulation_based_calibration
+from plausible.diagnostics.vote_predictive import VotePredictiveCheck, vote_predictive_check
 
-__all__ = ["ConvergenceReport", "convergence_report"]
+__all__ = [
+    "ConvergenceReport",
+    "SBCResult",
+    "VotePredictiveCheck",
+    "convergence_report",
+    "simulation_based_calibration",
+    "vote_predictive_check",
+]

@@ -1,0 +1,100 @@
+"""Convergence report, SBC harness and the vote posterior predictive check."""
+
+import types
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from plausible.diagnostics import (
+    convergence_report,
+    simulation_based_calibration,
+    vote_predictive_check,
+)
+from plausible.inference import sample
+from plausible.models import dirichlet
+
+
+def votes_namespace(counts):
+    counts = np.asarray(counts)
+    return types.SimpleNamespace(
+        counts=counts, items=np.arange(len(counts)), classes=np.arange(counts.shape[1])
+    )
+
+
+def trace_from(values):
+    values = np.asarray(values)
+    posterior = xr.Dataset({"x": (("chain", "draw"), values)})
+    return xr.DataTree.from_dict({"posterior": posterior})
+
+
+def test_convergence_report_flags_stuck_chains_and_passes_mixed_ones():
+    rng = np.random.default_rng(0)
+    good = trace_from(rng.normal(size=(4, 1000)))
+    assert convergence_report(good).ok
+    stuck = rng.normal(size=(4, 1000)) + np.array([0, 0, 0, 3.0])[:, None]
+    report = convergence_report(trace_from(stuck))
+    assert not report.ok
+    assert "x: max R-hat" in report.text and "Convergence not reached" in report.text
+
+
+def test_convergence_report_flags_low_ess():
+    rng = np.random.default_rng(1)
+    walk = np.cumsum(rng.normal(size=(4, 1000)), axis=1) * 0.01 + rng.normal(size=(4, 1))
+    report = convergence_report(trace_from(walk))
+    assert not report.ok
+    assert report.table.loc["x", "min_ess_bulk"] < 400
+
+
+def simulate_votes(rng, n_items=300, n_classes=3, alpha=0.8):
+    truth = rng.dirichlet(np.full(n_classes, alpha), size=n_items)
+    n_votes = rng.integers(1, 8, size=n_items)
+    counts = rng.multinomial(n_votes, truth)
+    return {"plausibility": truth}, votes_namespace(counts)
+
+
+@pytest.mark.slow
+def test_sbc_ranks_of_the_dirichlet_gibbs_sampler_are_uniform():
+    result = simulation_based_calibration(
+        lambda votes: dirichlet.build(votes, alpha=0.8),
+        simulate_votes, var_names=["plausibility"], n_simulations=3, draws=500, chains=2,
+        thin=5, seed=0,
+    )
+    assert result.ranks["plausibility"].shape == (3, 300 * 3)
+    assert result.n_draws == 200
+    assert result.p_values()["plausibility"] > 1e-3
+
+
+def test_sbc_detects_a_wrong_sampler():
+    # Data simulated with a prior the model does not use: ranks pile up at the ends.
+    def simulate_from_other_prior(rng):
+        return simulate_votes(rng, alpha=0.1)
+
+    result = simulation_based_calibration(
+        lambda votes: dirichlet.build(votes, alpha=5.0),
+        simulate_from_other_prior, var_names=["plausibility"], n_simulations=1, draws=400,
+        chains=2, thin=4, seed=0,
+    )
+    assert result.p_values()["plausibility"] < 1e-6
+
+
+def test_vote_predictive_check_fits_own_model_and_flags_overdispersion():
+    rng = np.random.default_rng(2)
+    probs = rng.dirichlet(np.ones(4), size=150)
+    counts = np.stack([rng.multinomial(20, p) for p in probs])
+    trace = sample(dirichlet.build(votes_namespace(counts)), draws=300, chains=2, seed=0,
+                   progressbar=False, check_convergence=False)
+    check = vote_predictive_check(trace, draws=200, seed=0)
+    assert check.replicated.shape == (200, 150, 4)
+    np.testing.assert_array_equal(check.replicated.sum("class").values[0], counts.sum(axis=1))
+    assert check.p_values.between(0.01, 0.99).all(), check.summary()
+
+    # All-or-nothing votes (each item unanimous) are more concentrated than any
+    # multinomial replicate from the flat-prior posterior: top share p-value ~ 0.
+    unanimous = np.zeros((150, 4), int)
+    unanimous[np.arange(150), rng.integers(0, 4, 150)] = 3
+    trace = sample(dirichlet.build(votes_namespace(unanimous)), draws=300, chains=2, seed=0,
+                   progressbar=False, check_convergence=False)
+    check = vote_predictive_check(trace, draws=200, seed=0)
+    assert check.p_values["mean_top_share"] < 0.01
+    assert set(check.summary().columns) == {"observed", "replicated_5%", "replicated_95%", "p_value"}
