@@ -1,0 +1,52 @@
+"""Annotation containers, loaders of the public data sets, and simulators.
+
+Containers are frozen dataclasses over numpy arrays that validate on construction and
+raise ``ValueError`` naming the offending item and annotator/reader:
+:class:`Votes` (item x class counts), :class:`Rankings` (partial rankings with ties),
+:class:`Labels` (long categorical labels), :class:`Ratings` (long numeric scores).
+"""
+
+from plausible.data.datasets import (
+    CIFAR10_CLASSES,
+    RISK_LEVELS,
+    Dermatology,
+    Mimori2021,
+    Snow2008,
+    data_home,
+    load_caries,
+    load_cifar10h,
+    load_dermatology,
+    load_mimori2021,
+    load_snow2008,
+)
+from plausible.data.labels import Labels
+from plausible.data.rankings import NO_READER, UNRANKED, Rankings
+from plausible.data.ratings import RatingSummary, Ratings
+from plausible.data.toy import TOY_CLASSES, ToyData, simulate_toy, toy_examples, toy_posterior
+from plausible.data.votes import Votes
+
+__all__ = [
+    "CIFAR10_CLASSES",
+    "NO_READER",
+    "RISK_LEVELS",
+    "TOY_CLASSES",
+    "UNRANKED",
+    "Dermatology",
+    "Labels",
+    "Mimori2021",
+    "Rankings",
+    "RatingSummary",
+    "Ratings",
+    "Snow2008",
+    "ToyData",
+    "Votes",
+    "data_home",
+    "load_caries",
+    "load_cifar10h",
+    "load_dermatology",
+    "load_mimori2021",
+    "load_snow2008",
+    "simulate_toy",
+    "toy_examples",
+    "toy_posterior",
+]

@@ -1,0 +1,81 @@
+"""Checks shared by the annotation containers: id arrays, index arrays, culprit messages.
+
+Every check is vectorised and raises ``ValueError`` naming the first offender (and how
+many more there are), so a message points at the row to fix.
+"""
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+
+def fmt(value) -> str:
+    """``repr`` of an id as the user wrote it (numpy scalars shown as Python scalars)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def raise_first(mask: np.ndarray, message: Callable[[int], str]) -> None:
+    """Raise ``ValueError(message(i))`` for the first ``i`` where ``mask`` holds, if any."""
+    bad = np.flatnonzero(mask)
+    if bad.size:
+        more = f" ({bad.size - 1} more like it)" if bad.size > 1 else ""
+        raise ValueError(message(int(bad[0])) + more)
+
+
+def id_array(ids, n: int | None, what: str) -> np.ndarray:
+    """1-D array ``(n,)`` of unique ids; ``what`` names them in errors ("item", "class")."""
+    ids = np.asarray(ids)
+    if ids.ndim != 1:
+        raise ValueError(f"{what} ids must be 1-D, got shape {ids.shape}")
+    if n is not None and ids.shape[0] != n:
+        raise ValueError(f"expected {n} {what} ids, got {ids.shape[0]}")
+    codes, uniques = pd.factorize(ids, use_na_sentinel=False)
+    if uniques.size < ids.size:
+        dup = np.flatnonzero(np.bincount(codes) > 1)[0]
+        raise ValueError(f"{what} {fmt(uniques[dup])} appears twice among the {what} ids")
+    return ids
+
+
+def index_array(values, what: str, where: Callable[[int], str] | None = None) -> np.ndarray:
+    """1-D int64 array from integer-valued input (ints, or floats without a fraction).
+
+    ``where(i)`` names entry ``i`` in errors (e.g. its item and reader); default ``what[i]``.
+    """
+    values = np.asarray(values)
+    if values.ndim != 1:
+        raise ValueError(f"{what} must be 1-D, got shape {values.shape}")
+    if values.dtype.kind in "iu":
+        return values.astype(np.int64)
+    where = where or (lambda i: f"{what}[{i}]")
+    bad = np.ones(values.shape, bool)
+    if values.dtype.kind == "f":
+        bad = ~np.isfinite(values) | (values != np.round(values))
+    raise_first(bad, lambda i: f"{where(i)}: {what} {fmt(values[i])} is not an integer")
+    return values.astype(np.int64)
+
+
+def encode(values, known: Sequence | None, what: str, sort: bool = False):
+    """Map ids to indices: ``(codes, uniques)``; ``codes`` is -1 for ids not in ``known``.
+
+    Without ``known`` the uniques are the ids in order of first appearance (sorted when
+    ``sort``). Missing values (NaN/None) must be caught by the caller beforehand.
+    """
+    if known is None:
+        codes, uniques = pd.factorize(values, sort=sort)
+        return codes.astype(np.int64), np.asarray(uniques)
+    known = id_array(known, None, what)
+    return pd.Index(known).get_indexer(values).astype(np.int64), known
+
+
+def missing_rows(frame: pd.DataFrame, columns: Sequence[str]) -> None:
+    """Reject rows with a missing value in one of ``columns``, naming the row."""
+    for column in columns:
+        if column not in frame.columns:
+            raise ValueError(f"column {column!r} not in the frame (columns: {list(frame.columns)})")
+    for column in columns:
+        raise_first(
+            frame[column].isna().to_numpy(),
+            lambda i: f"row {fmt(frame.index[i])}: missing {column!r} "
+            f"({', '.join(f'{c}={fmt(frame[c].iloc[i])}' for c in columns if c != column)})",
+        )

@@ -1,0 +1,120 @@
+"""Categorical labels in long format: annotation ``k`` is class ``label[k]`` given to item
+``item[k]`` by annotator ``annotator[k]``; missing and replicated annotations allowed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from plausible.data._validation import encode, fmt, id_array, index_array, missing_rows, raise_first
+
+
+@dataclass(frozen=True)
+class Labels:
+    """Long categorical annotations.
+
+    ``item``, ``annotator``, ``label``: int64 ``(annotation,)`` indices into ``items``
+    ``(item,)``, ``annotators`` ``(annotator,)`` and ``classes`` ``(class,)`` (unique ids).
+    Every item has >= 1 annotation; an annotator may have none.
+    """
+
+    item: np.ndarray
+    annotator: np.ndarray
+    label: np.ndarray
+    items: np.ndarray
+    annotators: np.ndarray
+    classes: np.ndarray
+
+    def __post_init__(self):
+        items = id_array(self.items, None, "item")
+        annotators = id_array(self.annotators, None, "annotator")
+        classes = id_array(self.classes, None, "class")
+        item = index_array(self.item, "item")
+        annotator = index_array(self.annotator, "annotator")
+        label = index_array(self.label, "label")
+        if not item.shape == annotator.shape == label.shape:
+            raise ValueError(
+                f"item, annotator, label lengths differ: {item.size}, {annotator.size}, {label.size}"
+            )
+        raise_first(
+            (item < 0) | (item >= items.size),
+            lambda k: f"annotation {k}: item index {item[k]} out of range for {items.size} items",
+        )
+        raise_first(
+            (annotator < 0) | (annotator >= annotators.size),
+            lambda k: f"item {fmt(items[item[k]])}: annotator index {annotator[k]} out of range "
+            f"for {annotators.size} annotators",
+        )
+        raise_first(
+            (label < 0) | (label >= classes.size),
+            lambda k: f"item {fmt(items[item[k]])}, annotator {fmt(annotators[annotator[k]])}: "
+            f"class index {label[k]} out of range for {classes.size} classes",
+        )
+        raise_first(
+            np.bincount(item, minlength=items.size) == 0,
+            lambda i: f"item {fmt(items[i])} has no labels",
+        )
+        for name, value in [("item", item), ("annotator", annotator), ("label", label),
+                            ("items", items), ("annotators", annotators), ("classes", classes)]:
+            object.__setattr__(self, name, value)
+
+    @property
+    def n_items(self) -> int:
+        return self.items.size
+
+    @property
+    def n_annotators(self) -> int:
+        return self.annotators.size
+
+    @property
+    def n_classes(self) -> int:
+        return self.classes.size
+
+    @property
+    def n_annotations(self) -> int:
+        return self.item.size
+
+    @classmethod
+    def from_frame(
+        cls, frame: pd.DataFrame, item="item", annotator="annotator", label="label",
+        classes=None, annotators=None, items=None,
+    ) -> Labels:
+        """Labels from a long table with one row per annotation (crowd-kit's task/worker/label).
+
+        ``classes``, ``annotators``, ``items``: declared ids (their order defines the
+        indices); undeclared, classes are the sorted unique labels and items/annotators
+        the ids in order of first appearance. Declared items must each have a label.
+        """
+        missing_rows(frame, [item, annotator, label])
+        item_ids = frame[item].to_numpy()
+        annotator_ids = frame[annotator].to_numpy()
+        values = frame[label].to_numpy()
+        item_code, items = encode(item_ids, items, "item")
+        raise_first(
+            item_code < 0,
+            lambda k: f"item {fmt(item_ids[k])} (annotator {fmt(annotator_ids[k])}) "
+            "is not among the declared items",
+        )
+        annotator_code, annotators = encode(annotator_ids, annotators, "annotator")
+        raise_first(
+            annotator_code < 0,
+            lambda k: f"item {fmt(item_ids[k])}: unknown annotator {fmt(annotator_ids[k])} "
+            "(not among the declared annotators)",
+        )
+        code, classes = encode(values, classes, "class", sort=True)
+        raise_first(
+            code < 0,
+            lambda k: f"item {fmt(item_ids[k])}, annotator {fmt(annotator_ids[k])}: "
+            f"label {fmt(values[k])} is not one of the classes {list(classes)[:20]}",
+        )
+        return cls(item_code, annotator_code, code, items, annotators, classes)
+
+    def to_frame(self) -> pd.DataFrame:
+        """Long table with columns item, annotator, label holding the ids."""
+        return pd.DataFrame({
+            "item": self.items[self.item],
+            "annotator": self.annotators[self.annotator],
+            "label": self.classes[self.label],
+        })

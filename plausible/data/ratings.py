@@ -1,0 +1,149 @@
+"""Numeric ratings in long format: rating ``k`` is ``score[k]`` given to item ``item[k]``
+by annotator ``annotator[k]`` (toxicity, aesthetics, affect scores)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from plausible.data._validation import encode, fmt, id_array, index_array, missing_rows, raise_first
+
+
+class RatingSummary(NamedTuple):
+    """Sufficient statistics per item, each ``(item,)``."""
+
+    count: np.ndarray
+    """int64 number of ratings."""
+    mean: np.ndarray
+    """float64 mean score."""
+    sum_sq_dev: np.ndarray
+    """float64 sum of squared deviations from the item's mean."""
+
+
+@dataclass(frozen=True)
+class Ratings:
+    """Long numeric ratings.
+
+    ``item``, ``annotator``: int64 ``(rating,)`` indices into ``items`` ``(item,)`` and
+    ``annotators`` ``(annotator,)``; ``score`` float64 ``(rating,)``, finite and inside
+    ``scale = (low, high)`` when one is declared. Every item has >= 1 rating.
+    """
+
+    item: np.ndarray
+    annotator: np.ndarray
+    score: np.ndarray
+    items: np.ndarray
+    annotators: np.ndarray
+    scale: tuple[float, float] | None = None
+
+    def __post_init__(self):
+        items = id_array(self.items, None, "item")
+        annotators = id_array(self.annotators, None, "annotator")
+        item = index_array(self.item, "item")
+        annotator = index_array(self.annotator, "annotator")
+        score = np.asarray(self.score)
+        if not item.shape == annotator.shape == score.shape:
+            raise ValueError(
+                f"item, annotator, score shapes differ: {item.shape}, {annotator.shape}, {score.shape}"
+            )
+        if score.dtype.kind not in "iuf":
+            raise ValueError(f"score must be numeric, got dtype {score.dtype}")
+        score = score.astype(np.float64)
+        raise_first(
+            (item < 0) | (item >= items.size),
+            lambda k: f"rating {k}: item index {item[k]} out of range for {items.size} items",
+        )
+        raise_first(
+            (annotator < 0) | (annotator >= annotators.size),
+            lambda k: f"item {fmt(items[item[k]])}: annotator index {annotator[k]} out of range "
+            f"for {annotators.size} annotators",
+        )
+
+        def who(k: int) -> str:
+            return f"item {fmt(items[item[k]])}, annotator {fmt(annotators[annotator[k]])}"
+
+        raise_first(~np.isfinite(score), lambda k: f"{who(k)}: score {score[k]} is not finite")
+        scale = self.scale
+        if scale is not None:
+            low, high = scale = (float(scale[0]), float(scale[1]))
+            if not low < high:
+                raise ValueError(f"scale must be (low, high) with low < high, got {scale}")
+            raise_first(
+                (score < low) | (score > high),
+                lambda k: f"{who(k)}: score {fmt(score[k])} outside the scale [{low:g}, {high:g}]",
+            )
+        raise_first(
+            np.bincount(item, minlength=items.size) == 0,
+            lambda i: f"item {fmt(items[i])} has no ratings",
+        )
+        for name, value in [("item", item), ("annotator", annotator), ("score", score),
+                            ("items", items), ("annotators", annotators), ("scale", scale)]:
+            object.__setattr__(self, name, value)
+
+    @property
+    def n_items(self) -> int:
+        return self.items.size
+
+    @property
+    def n_annotators(self) -> int:
+        return self.annotators.size
+
+    @property
+    def n_ratings(self) -> int:
+        return self.item.size
+
+    def per_item(self) -> RatingSummary:
+        """Count, mean and sum of squared deviations of the scores of each item, ``(item,)``."""
+        count = np.bincount(self.item, minlength=self.n_items)
+        mean = np.bincount(self.item, weights=self.score, minlength=self.n_items) / count
+        deviation = self.score - mean[self.item]
+        sum_sq_dev = np.bincount(self.item, weights=deviation**2, minlength=self.n_items)
+        return RatingSummary(count, mean, sum_sq_dev)
+
+    @classmethod
+    def from_frame(
+        cls, frame: pd.DataFrame, item="item", annotator="annotator", score="score",
+        scale=None, items=None, annotators=None, min_ratings=1,
+    ) -> Ratings:
+        """Ratings from a long table with one row per rating.
+
+        ``scale=(low, high)`` bounds the scores (inclusive). ``items``, ``annotators``:
+        declared ids (their order defines the indices); undeclared, the ids in order of
+        first appearance. Each item needs at least ``min_ratings`` ratings.
+        """
+        missing_rows(frame, [item, annotator])
+        if score not in frame.columns:
+            raise ValueError(f"column {score!r} not in the frame (columns: {list(frame.columns)})")
+        item_ids = frame[item].to_numpy()
+        annotator_ids = frame[annotator].to_numpy()
+        item_code, items = encode(item_ids, items, "item")
+        raise_first(
+            item_code < 0,
+            lambda k: f"item {fmt(item_ids[k])} (annotator {fmt(annotator_ids[k])}) "
+            "is not among the declared items",
+        )
+        annotator_code, annotators = encode(annotator_ids, annotators, "annotator")
+        raise_first(
+            annotator_code < 0,
+            lambda k: f"item {fmt(item_ids[k])}: unknown annotator {fmt(annotator_ids[k])} "
+            "(not among the declared annotators)",
+        )
+
+        def who(k: int) -> str:
+            return f"item {fmt(item_ids[k])}, annotator {fmt(annotator_ids[k])}"
+
+        raw = frame[score]
+        value = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+        raise_first(
+            raw.notna().to_numpy() & np.isnan(value),
+            lambda k: f"{who(k)}: score {fmt(raw.iloc[k])} is not a number",
+        )
+        count = np.bincount(item_code, minlength=items.size)
+        raise_first(
+            count < min_ratings,
+            lambda i: f"item {fmt(items[i])} has {count[i] or 'no'} ratings (min_ratings={min_ratings})",
+        )
+        return cls(item_code, annotator_code, value, items, annotators, scale)

@@ -1,0 +1,78 @@
+"""Top-1 votes: per item, how many annotators chose each class (CIFAR-10H)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from plausible.data._validation import fmt, id_array, raise_first
+
+if TYPE_CHECKING:
+    from plausible.data.labels import Labels
+
+
+@dataclass(frozen=True)
+class Votes:
+    """Vote counts.
+
+    ``counts`` int64 ``(item, class)``, every entry >= 0 and every item with >= 1 vote;
+    ``items`` ``(item,)`` unique ids; ``classes`` ``(class,)`` unique names.
+    """
+
+    counts: np.ndarray
+    items: np.ndarray
+    classes: np.ndarray
+
+    def __post_init__(self):
+        counts = np.asarray(self.counts)
+        if counts.ndim != 2:
+            raise ValueError(f"counts must be 2-D (item, class), got shape {counts.shape}")
+        items = id_array(self.items, counts.shape[0], "item")
+        classes = id_array(self.classes, counts.shape[1], "class")
+
+        def culprit(i: int) -> str:
+            item, cls = divmod(i, counts.shape[1])
+            return f"item {fmt(items[item])}, class {fmt(classes[cls])}: count {fmt(counts[item, cls])}"
+
+        if counts.dtype.kind == "f":
+            raise_first(
+                (~np.isfinite(counts) | (counts != np.round(counts))).ravel(),
+                lambda i: culprit(i) + " is not an integer",
+            )
+        elif counts.dtype.kind not in "iub":
+            raise ValueError(f"counts must hold integers, got dtype {counts.dtype}")
+        raise_first((counts < 0).ravel(), lambda i: culprit(i) + " is negative")
+        counts = counts.astype(np.int64)
+        raise_first(counts.sum(axis=1) == 0, lambda i: f"item {fmt(items[i])} has no votes")
+        object.__setattr__(self, "counts", counts)
+        object.__setattr__(self, "items", items)
+        object.__setattr__(self, "classes", classes)
+
+    @property
+    def n_items(self) -> int:
+        return self.counts.shape[0]
+
+    @property
+    def n_classes(self) -> int:
+        return self.counts.shape[1]
+
+    @classmethod
+    def from_counts(cls, counts, items=None, classes=None) -> Votes:
+        """Votes from an ``(item, class)`` count array; ids default to ``0..n-1``, ``0..K-1``."""
+        counts = np.asarray(counts)
+        if counts.ndim != 2:
+            raise ValueError(f"counts must be 2-D (item, class), got shape {counts.shape}")
+        return cls(
+            counts,
+            np.arange(counts.shape[0]) if items is None else items,
+            np.arange(counts.shape[1]) if classes is None else classes,
+        )
+
+    @classmethod
+    def from_labels(cls, labels: Labels) -> Votes:
+        """Count each item's labels per class: ``(item, class)`` from long labels."""
+        flat = labels.item * labels.n_classes + labels.label
+        counts = np.bincount(flat, minlength=labels.n_items * labels.n_classes)
+        return cls(counts.reshape(labels.n_items, labels.n_classes), labels.items, labels.classes)
