@@ -19,9 +19,18 @@ from pymc.util import get_value_vars_from_user_vars
 
 
 def log_gamma_draws(rng: np.random.Generator, shape_param: np.ndarray) -> np.ndarray:
-    """``log G`` for ``G ~ Gamma(shape_param, 1)``, elementwise, finite for any shape > 0."""
-    boosted = rng.standard_gamma(shape_param + 1.0)
-    return np.log(boosted) + np.log(rng.uniform(size=shape_param.shape)) / shape_param
+    """``log G`` for ``G ~ Gamma(shape_param, 1)``, elementwise, finite for any shape > 0.
+
+    Shapes >= 1 are drawn directly; shapes < 1 through the boost
+    ``log Gamma(a + 1) + log(U) / a``.
+    """
+    small = shape_param < 1.0
+    if not small.any():
+        return np.log(rng.standard_gamma(shape_param))
+    boosted = np.where(small, shape_param + 1.0, shape_param)
+    log_draws = np.log(rng.standard_gamma(boosted))
+    log_draws[small] += np.log(rng.uniform(size=int(small.sum()))) / shape_param[small]
+    return log_draws
 
 
 class DirichletGibbs(BlockedStep):
