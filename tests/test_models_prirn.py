@@ -66,3 +66,17 @@ def test_prirn_rejects_invalid_reliability():
     rankings = Rankings.from_selectors([[[[0]]]], classes=2)
     with pytest.raises(ValueError, match="reliability"):
         prirn.build(rankings, reliability=-1)
+
+
+def test_set_reliability_changes_the_posterior_without_rebuilding():
+    from plausible.models.dirichlet import set_reliability
+
+    rankings = Rankings.from_selectors([[[[0], [1]], [[1], [0]], [[0, 1]]]], classes=3)
+    model = prirn.build(rankings, reliability=1.0)
+    kwargs = dict(draws=400, chains=2, seed=1, progressbar=False, check_convergence=False)
+    wide = float(sample(model, **kwargs).posterior["plausibility"].std(("chain", "draw")).max())
+    set_reliability(model, 100.0)
+    narrow = float(sample(model, **kwargs).posterior["plausibility"].std(("chain", "draw")).max())
+    assert narrow < wide / 3
+    with pytest.raises(ValueError, match="reliability"):
+        set_reliability(model, 0.0)

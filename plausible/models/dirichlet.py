@@ -63,3 +63,12 @@ def build(votes, *, reliability: float = 1.0, alpha: float = 1.0) -> pm.Model:
         )
         pm.Potential("tempering", (gamma - 1.0) * xlogy(counts, plausibility).sum())
     return model
+
+
+def set_reliability(model: pm.Model, reliability: float) -> None:
+    """Change ``gamma`` of a built Dirichlet or PrIRN model in place (it is ``pm.Data``).
+
+    The next :func:`plausible.sample` call samples the new posterior without rebuilding.
+    """
+    _check_positive("reliability", reliability)
+    pm.set_data({"reliability": float(reliability)}, model=model)

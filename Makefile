@@ -1,0 +1,35 @@
+# The README's two commands: `make demo` (main job) and `make test` (test suite).
+# Both create .venv with Python >= 3.12 on first use; the machine's default python3 may be older.
+
+VENV := .venv
+PYTHON := $(shell for p in python3.13 python3.12 $$HOME/.pyenv/versions/3.13*/bin/python3 \
+	$$HOME/.pyenv/versions/3.12*/bin/python3 /usr/local/bin/python3 /usr/bin/python3 python3; do \
+	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null \
+	&& { command -v $$p; break; }; done)
+# Public data sets: PLAUSIBLE_DATA if set, else ../shared/data beside the checkout when present.
+export PLAUSIBLE_DATA ?= $(wildcard $(abspath ../shared/data))
+
+.PHONY: demo test install
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	@test -n "$(PYTHON)" || { echo "error: Python >= 3.12 not found (tried python3.13, python3.12, ~/.pyenv/versions/3.1[23]*)"; exit 1; }
+	@echo "Using $(PYTHON) ($$($(PYTHON) --version))"
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VENV)/bin/python -m pip install --quiet -e ".[dev]"
+	touch $@
+
+# Main job: annotation certainty of CIFAR-10H (Dirichlet model, reliability 1) when the public
+# data are available, else of the simulated toy data set.
+demo: install
+	@if [ -n "$(PLAUSIBLE_DATA)" ] && [ -f "$(PLAUSIBLE_DATA)/cifar10h/cifar10h-counts.npy" ]; then \
+		$(VENV)/bin/plausible certainty --dataset cifar10h -o results/cifar10h-certainty.csv; \
+	else \
+		echo "PLAUSIBLE_DATA not set: running on the simulated toy data set"; \
+		$(VENV)/bin/plausible certainty --dataset toy -o results/toy-certainty.csv; \
+	fi
+
+test: install
+	$(VENV)/bin/python -m pytest

@@ -1,0 +1,44 @@
+"""Metrics computed from posterior plausibility draws (spec 01, section 4).
+
+Every metric reads only a ``plausibility`` DataArray (dims: sample dims such as
+``("chain", "draw")``, ``"item"``, ``"class"``), from a trace via
+:func:`as_plausibility` or from a point estimate via :func:`point_estimate`, and streams
+over the draws in bounded chunks (:func:`set_options`).
+
+>>> import plausible.metrics as pm_metrics
+>>> acc = pm_metrics.ua_topk_accuracy(trace, scores, k=3)    # doctest: +SKIP
+>>> pm_metrics.summarize(acc)                                 # doctest: +SKIP
+"""
+
+from plausible.metrics.accuracy import ua_average_overlap, ua_overlap, ua_set_accuracy, ua_topk_accuracy
+from plausible.metrics.agreement import leave_one_out_agreement
+from plausible.metrics.certainty import annotation_certainty, expected_group, group_certainty, label_certainty
+from plausible.metrics.options import get_options, set_options
+from plausible.metrics.plausibility import as_plausibility, point_estimate, sample_dims
+from plausible.metrics.predictions import top_k_sets
+from plausible.metrics.ranking import top_classes
+from plausible.metrics.ranking_overlap import average_overlap, scores_to_blocks
+from plausible.metrics.summary import histogram, summarize
+
+__all__ = [
+    "annotation_certainty",
+    "as_plausibility",
+    "average_overlap",
+    "expected_group",
+    "get_options",
+    "group_certainty",
+    "histogram",
+    "label_certainty",
+    "leave_one_out_agreement",
+    "point_estimate",
+    "sample_dims",
+    "scores_to_blocks",
+    "set_options",
+    "summarize",
+    "top_classes",
+    "top_k_sets",
+    "ua_average_overlap",
+    "ua_overlap",
+    "ua_set_accuracy",
+    "ua_topk_accuracy",
+]

@@ -1,0 +1,168 @@
+"""Uncertainty-adjusted (UA) accuracy and overlap of predictions.
+
+Each metric is evaluated per draw ``lambda^(m)`` and item ``x``; the result keeps both,
+dims ``(sample dims..., item)``, so that ``.mean("item")`` gives one dataset value per
+plausibility sample (whose mean, spread and histogram :mod:`plausible.metrics.summary`
+reports) and ``.mean(sample dims)`` the per-item expectation ``E_lambda[.]``.
+With ``Y_j = Y_top-j(lambda^(m))`` (ties: lowest class index first) and ``C_top-k(x)``
+the classifier's ``k`` highest-scoring classes (same tie rule):
+
+* UA top-k accuracy: ``1[Y_1 in C_top-k(x)]``;
+* UA set accuracy: ``1[Y_|C| = C(x)]`` (as sets, ``|C|`` varies per item);
+* UA overlap: ``|C(x) cap Y_|C|| / |C(x)|``;
+* UA average overlap@L: ``(1/L) sum_{k=1}^{L} |C_top-k(x) cap Y_k| / k``.
+
+All stream over the draws chunk by chunk; outputs are float64 ``(n_samples, n_items)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from plausible.metrics.chunks import iter_chunks, sample_item_array
+from plausible.metrics.plausibility import as_plausibility, layout
+from plausible.metrics.predictions import as_prediction_sets, as_scores, score_order, score_positions
+from plausible.metrics.ranking import check_k, select_top, select_top1
+
+
+def ua_topk_accuracy(plausibility, scores, k: int = 1) -> xr.DataArray:
+    """UA top-k accuracy: is the draw's top-1 class among the classifier's top k?
+
+    ``acc[m, i] = 1[Y_top-1(lambda^(m)_i) in C_top-k(x_i)]``.
+
+    Parameters
+    ----------
+    plausibility : DataArray, Dataset or DataTree
+        Plausibility draws, dims ``(sample dims..., item, class)``.
+    scores : array_like or DataArray, shape (item, class)
+        Classifier scores aligned to the plausibility (see
+        :mod:`plausible.metrics.predictions`).
+    k : int
+        ``1 <= k <= n_classes``.
+
+    Returns
+    -------
+    xarray.DataArray
+        float64 0/1, dims ``(sample dims..., "item")``, named ``ua_topk_accuracy``,
+        ``attrs["k"] = k``.
+    """
+    plausibility = as_plausibility(plausibility)
+    scores = as_scores(scores, plausibility)
+    lay = layout(plausibility)
+    k = check_k(k, lay.n_classes)
+    in_top = np.zeros(scores.shape, dtype=bool)
+    np.put_along_axis(in_top, score_order(scores)[:, :k], True, axis=1)
+    in_top = in_top.ravel()
+    out = np.empty((lay.n_samples, lay.n_items))
+    row = np.arange(lay.n_items, dtype=np.intp) * lay.n_classes
+    for chunk in iter_chunks(plausibility):
+        top = select_top1(chunk.values)
+        out[chunk.samples, chunk.items] = in_top[np.add(top, row[chunk.items], dtype=np.intp)]
+    return sample_item_array(plausibility, out, "ua_topk_accuracy", attrs={"k": k})
+
+
+def _set_hits(plausibility: xr.DataArray, member: np.ndarray, sizes: np.ndarray):
+    """Per chunk ``(chunk, hits)``: ``hits[m, i] = |C_i cap Y_top-|C_i|(lambda^(m)_i)|``."""
+    n_classes = member.shape[1]
+    depth = int(sizes.max())
+    flat_member = member.ravel()
+    row = np.arange(member.shape[0], dtype=np.intp) * n_classes
+    within = np.arange(depth)[np.newaxis, :] < sizes[:, np.newaxis]  # (item, depth)
+    for chunk in iter_chunks(plausibility):
+        top = select_top(chunk.values, depth)  # (n, ni, depth)
+        hit = flat_member[np.add(top, row[chunk.items, np.newaxis], dtype=np.intp)]
+        hit &= within[chunk.items]
+        yield chunk, hit.sum(axis=-1)
+
+
+def ua_set_accuracy(plausibility, prediction_sets) -> xr.DataArray:
+    """UA set accuracy: does the prediction set equal the draw's top-|C| set?
+
+    ``acc[m, i] = 1[Y_top-|C_i|(lambda^(m)_i) = C_i]`` as unordered sets.
+
+    Parameters
+    ----------
+    plausibility : DataArray, Dataset or DataTree
+        Plausibility draws, dims ``(sample dims..., item, class)``.
+    prediction_sets : bool array_like or DataArray, shape (item, class)
+        ``C(x)`` per item, any non-empty size (an empty set is a ValueError naming the
+        item); e.g. :func:`top_k_sets`.
+
+    Returns
+    -------
+    xarray.DataArray
+        float64 0/1, dims ``(sample dims..., "item")``, named ``ua_set_accuracy``.
+    """
+    plausibility = as_plausibility(plausibility)
+    member = as_prediction_sets(prediction_sets, plausibility)
+    sizes = member.sum(axis=1)
+    lay = layout(plausibility)
+    out = np.empty((lay.n_samples, lay.n_items))
+    for chunk, hits in _set_hits(plausibility, member, sizes):
+        out[chunk.samples, chunk.items] = hits == sizes[chunk.items]
+    return sample_item_array(plausibility, out, "ua_set_accuracy")
+
+
+def ua_overlap(plausibility, prediction_sets) -> xr.DataArray:
+    """UA overlap: share of the prediction set among the draw's top-|C| classes.
+
+    ``ov[m, i] = |C_i cap Y_top-|C_i|(lambda^(m)_i)| / |C_i|``.
+
+    Parameters as :func:`ua_set_accuracy`. Returns float64 in ``[0, 1]``, dims
+    ``(sample dims..., "item")``, named ``ua_overlap``.
+    """
+    plausibility = as_plausibility(plausibility)
+    member = as_prediction_sets(prediction_sets, plausibility)
+    sizes = member.sum(axis=1)
+    lay = layout(plausibility)
+    out = np.empty((lay.n_samples, lay.n_items))
+    for chunk, hits in _set_hits(plausibility, member, sizes):
+        np.divide(hits, sizes[chunk.items], out=out[chunk.samples, chunk.items])
+    return sample_item_array(plausibility, out, "ua_overlap")
+
+
+def ua_average_overlap(plausibility, scores, depth: int) -> xr.DataArray:
+    """UA average overlap@L of the classifier's ranking with each draw's ranking.
+
+    ``AO[m, i] = (1/L) sum_{k=1}^{L} |C_top-k(x_i) cap Y_top-k(lambda^(m)_i)| / k``.
+
+    Computed without looping over ``k``: with ``r`` the rank of a class under the draw
+    and ``p`` its rank under the scores (0-based), it lies in both top-k sets iff
+    ``max(r, p) < k``, so it contributes ``sum_{k=max(r,p)+1}^{L} 1/k = H_L - H_max(r,p)``
+    (harmonic numbers; 0 when ``max(r, p) >= L``). Only the draw's top ``L`` classes can
+    contribute.
+
+    Parameters
+    ----------
+    plausibility : DataArray, Dataset or DataTree
+        Plausibility draws, dims ``(sample dims..., item, class)``.
+    scores : array_like or DataArray, shape (item, class)
+        Classifier scores aligned to the plausibility.
+    depth : int
+        ``L``, ``1 <= L <= n_classes``.
+
+    Returns
+    -------
+    xarray.DataArray
+        float64 in ``[0, 1]``, dims ``(sample dims..., "item")``, named
+        ``ua_average_overlap``, ``attrs["depth"] = L``.
+    """
+    plausibility = as_plausibility(plausibility)
+    scores = as_scores(scores, plausibility)
+    lay = layout(plausibility)
+    depth = check_k(depth, lay.n_classes, "depth")
+    positions = score_positions(scores).ravel()
+    harmonic = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, lay.n_classes + 1))])
+    # weight[q] = (H_L - H_q) / L for q < L, else 0; q = max(draw rank, score rank)
+    weight = np.zeros(lay.n_classes)
+    weight[:depth] = (harmonic[depth] - harmonic[:depth]) / depth
+    draw_rank = np.arange(depth)
+    row = np.arange(lay.n_items, dtype=np.intp) * lay.n_classes
+    out = np.empty((lay.n_samples, lay.n_items))
+    for chunk in iter_chunks(plausibility):
+        top = select_top(chunk.values, depth)  # (n, ni, L)
+        rank = positions[np.add(top, row[chunk.items, np.newaxis], dtype=np.intp)]
+        np.maximum(rank, draw_rank, out=rank)
+        weight[rank].sum(axis=-1, out=out[chunk.samples, chunk.items])
+    return sample_item_array(plausibility, out, "ua_average_overlap", attrs={"depth": depth})
