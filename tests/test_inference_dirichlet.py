@@ -9,6 +9,7 @@ import types
 import numpy as np
 import pymc as pm
 import pytest
+import xarray as xr
 from scipy import stats
 
 from plausible.inference import sample
@@ -107,3 +108,12 @@ def test_invalid_reliability_or_alpha_is_rejected(bad):
         dirichlet.build(votes, reliability=bad)
     with pytest.raises(ValueError, match="alpha"):
         dirichlet.build(votes, alpha=bad)
+
+
+def test_trace_round_trips_through_netcdf(tmp_path):
+    votes = make_votes(n_items=3)
+    trace = sample(dirichlet.build(votes), draws=20, chains=2, seed=0, progressbar=False,
+                   check_convergence=False)
+    trace.to_netcdf(tmp_path / "trace.nc", engine="h5netcdf")
+    loaded = xr.open_datatree(tmp_path / "trace.nc", engine="h5netcdf")
+    xr.testing.assert_equal(loaded.posterior["plausibility"], trace.posterior["plausibility"])
