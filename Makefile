@@ -2,8 +2,8 @@
 # Both create .venv with Python >= 3.12 on first use; the machine's default python3 may be older.
 
 VENV := .venv
-PYTHON := $(shell for p in python3.13 python3.12 $$HOME/.pyenv/versions/3.13*/bin/python3 \
-	$$HOME/.pyenv/versions/3.12*/bin/python3 /usr/local/bin/python3 /usr/bin/python3 python3; do \
+PYTHON := $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3 python3.13 \
+	$$HOME/.pyenv/versions/3.13*/bin/python3 /usr/local/bin/python3 /usr/bin/python3 python3; do \
 	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null \
 	&& { command -v $$p; break; }; done)
 # Public data sets: PLAUSIBLE_DATA if set, else ../shared/data beside the checkout when present.
@@ -14,7 +14,7 @@ export PLAUSIBLE_DATA ?= $(wildcard $(abspath ../shared/data))
 install: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
-	@test -n "$(PYTHON)" || { echo "error: Python >= 3.12 not found (tried python3.13, python3.12, ~/.pyenv/versions/3.1[23]*)"; exit 1; }
+	@test -n "$(PYTHON)" || { echo "error: Python >= 3.12 not found (tried python3.12, python3.13, ~/.pyenv/versions/3.1[23]*, python3)"; exit 1; }
 	@echo "Using $(PYTHON) ($$($(PYTHON) --version))"
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --upgrade pip
