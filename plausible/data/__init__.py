@@ -22,10 +22,26 @@ from plausible.data.datasets import (
 from plausible.data.labels import Labels
 from plausible.data.rankings import NO_READER, UNRANKED, Rankings
 from plausible.data.ratings import RatingSummary, Ratings
+from plausible.data.ratings_simulators import (
+    AVASimulation,
+    NIGSimulation,
+    ToxicitySimulation,
+    histogram_summary,
+    simulate_ava,
+    simulate_nig,
+    simulate_toxicity,
+)
 from plausible.data.toy import TOY_CLASSES, ToyData, simulate_toy, toy_examples, toy_posterior
 from plausible.data.votes import Votes
 
 __all__ = [
+    "AVASimulation",
+    "NIGSimulation",
+    "ToxicitySimulation",
+    "histogram_summary",
+    "simulate_ava",
+    "simulate_nig",
+    "simulate_toxicity",
     "CIFAR10_CLASSES",
     "NO_READER",
     "RISK_LEVELS",

@@ -2,6 +2,7 @@
 
 from plausible.inference.conjugacy import declare_gibbs, declared_gibbs
 from plausible.inference.dirichlet_gibbs import DirichletGibbs
+from plausible.inference.nig_gibbs import NIGGibbs
 from plausible.inference.sampling import sample
 
-__all__ = ["DirichletGibbs", "declare_gibbs", "declared_gibbs", "sample"]
+__all__ = ["DirichletGibbs", "NIGGibbs", "declare_gibbs", "declared_gibbs", "sample"]
