@@ -16,8 +16,8 @@ import pytensor
 # reductions, which changes results across compilations.
 pytensor.config.numba__fastmath = False
 
-from plausible import data, diagnostics, metrics, models  # noqa: E402
+from plausible import calibrators, data, diagnostics, metrics, models  # noqa: E402
 from plausible.inference import sample  # noqa: E402
 
 __version__ = "0.1.0"
-__all__ = ["data", "diagnostics", "metrics", "models", "sample"]
+__all__ = ["calibrators", "data", "diagnostics", "metrics", "models", "sample"]

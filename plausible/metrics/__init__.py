@@ -12,7 +12,30 @@ over the draws in bounded chunks (:func:`set_options`).
 
 from plausible.metrics.accuracy import ua_average_overlap, ua_overlap, ua_set_accuracy, ua_topk_accuracy
 from plausible.metrics.agreement import leave_one_out_agreement
+from plausible.metrics.calibration import (
+    calibration_error,
+    calibration_loss,
+    calibration_table,
+    dispersion_loss,
+    epistemic_loss,
+    expected_accuracy,
+    expected_squared_loss,
+    irreducible_loss,
+)
+from plausible.metrics.calibration_inputs import LabelHistogram, label_histogram
+from plausible.metrics.calibration_plots import calibration_dispersion_map, dpe_reliability_diagram
+from plausible.metrics.calibration_study import debiasing_study, summarize_study
+from plausible.metrics.calibration_summary import calibration_summary
+from plausible.metrics.cpe import DirichletCPE, EnsembleCPE, PointCPE
 from plausible.metrics.certainty import annotation_certainty, expected_group, group_certainty, label_certainty
+from plausible.metrics.disagreement import (
+    disagreement,
+    disagreement_calibration_error,
+    disagreement_calibration_loss,
+    disagreement_loss,
+    disagreement_table,
+    u_statistic,
+)
 from plausible.metrics.options import get_options, set_options
 from plausible.metrics.plausibility import as_plausibility, point_estimate, sample_dims
 from plausible.metrics.predictions import top_k_sets
@@ -21,6 +44,30 @@ from plausible.metrics.ranking_overlap import average_overlap, scores_to_blocks
 from plausible.metrics.summary import histogram, summarize
 
 __all__ = [
+    "DirichletCPE",
+    "EnsembleCPE",
+    "LabelHistogram",
+    "PointCPE",
+    "calibration_dispersion_map",
+    "calibration_error",
+    "calibration_loss",
+    "calibration_summary",
+    "calibration_table",
+    "debiasing_study",
+    "disagreement",
+    "disagreement_calibration_error",
+    "disagreement_calibration_loss",
+    "disagreement_loss",
+    "disagreement_table",
+    "dispersion_loss",
+    "dpe_reliability_diagram",
+    "epistemic_loss",
+    "expected_accuracy",
+    "expected_squared_loss",
+    "irreducible_loss",
+    "label_histogram",
+    "summarize_study",
+    "u_statistic",
     "annotation_certainty",
     "as_plausibility",
     "average_overlap",
