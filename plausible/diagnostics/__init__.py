@@ -1,10 +1,16 @@
 """Diagnostics: convergence gates, posterior predictive checks, simulation-based calibration."""
 
+from plausible.diagnostics.annotation_predictive import (
+    AnnotationPredictiveCheck,
+    annotation_predictive_check,
+)
 from plausible.diagnostics.convergence import ConvergenceReport, convergence_report
 from plausible.diagnostics.sbc import SBCResult, simulation_based_calibration
 from plausible.diagnostics.vote_predictive import VotePredictiveCheck, vote_predictive_check
 
 __all__ = [
+    "AnnotationPredictiveCheck",
+    "annotation_predictive_check",
     "ConvergenceReport",
     "SBCResult",
     "VotePredictiveCheck",

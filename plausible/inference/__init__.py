@@ -1,8 +1,9 @@
 """Inference: conjugate Gibbs step methods and the :func:`sample` entry point."""
 
+from plausible.inference.annotator_beta_gibbs import AnnotatorBetaGibbs
 from plausible.inference.conjugacy import declare_gibbs, declared_gibbs
 from plausible.inference.dirichlet_gibbs import DirichletGibbs
 from plausible.inference.nig_gibbs import NIGGibbs
 from plausible.inference.sampling import sample
 
-__all__ = ["DirichletGibbs", "NIGGibbs", "declare_gibbs", "declared_gibbs", "sample"]
+__all__ = ["AnnotatorBetaGibbs", "DirichletGibbs", "NIGGibbs", "declare_gibbs", "declared_gibbs", "sample"]

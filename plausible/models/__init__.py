@@ -1,6 +1,6 @@
 """Aggregation models: each ``build(data, ...)`` returns a ``pm.Model`` with dims
 ``item`` and ``class`` whose posterior holds ``plausibility (chain, draw, item, class)``."""
 
-from plausible.models import alpha_calibration, dirichlet, irn, prirn, ratings
+from plausible.models import alpha_calibration, annotator_beta, dirichlet, irn, prirn, ratings
 
-__all__ = ["alpha_calibration", "dirichlet", "irn", "prirn", "ratings"]
+__all__ = ["alpha_calibration", "annotator_beta", "dirichlet", "irn", "prirn", "ratings"]
