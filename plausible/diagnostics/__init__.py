@@ -5,6 +5,7 @@ from plausible.diagnostics.annotation_predictive import (
     annotation_predictive_check,
 )
 from plausible.diagnostics.convergence import ConvergenceReport, convergence_report
+from plausible.diagnostics.ranking_predictive import ranking_predictive_check
 from plausible.diagnostics.sbc import SBCResult, simulation_based_calibration
 from plausible.diagnostics.vote_predictive import VotePredictiveCheck, vote_predictive_check
 
@@ -15,6 +16,7 @@ __all__ = [
     "SBCResult",
     "VotePredictiveCheck",
     "convergence_report",
+    "ranking_predictive_check",
     "simulation_based_calibration",
     "vote_predictive_check",
 ]

@@ -4,6 +4,17 @@ from plausible.inference.annotator_beta_gibbs import AnnotatorBetaGibbs
 from plausible.inference.conjugacy import declare_gibbs, declared_gibbs
 from plausible.inference.dirichlet_gibbs import DirichletGibbs
 from plausible.inference.nig_gibbs import NIGGibbs
+from plausible.inference.plackett_luce_gibbs import PlackettLuceGibbs
+from plausible.inference.plackett_luce_sampler import sample_candidates
 from plausible.inference.sampling import sample
 
-__all__ = ["AnnotatorBetaGibbs", "DirichletGibbs", "NIGGibbs", "declare_gibbs", "declared_gibbs", "sample"]
+__all__ = [
+    "AnnotatorBetaGibbs",
+    "DirichletGibbs",
+    "NIGGibbs",
+    "PlackettLuceGibbs",
+    "declare_gibbs",
+    "declared_gibbs",
+    "sample",
+    "sample_candidates",
+]

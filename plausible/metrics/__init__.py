@@ -11,6 +11,7 @@ over the draws in bounded chunks (:func:`set_options`).
 """
 
 from plausible.metrics.accuracy import ua_average_overlap, ua_overlap, ua_set_accuracy, ua_topk_accuracy
+from plausible.metrics import candidates
 from plausible.metrics.agreement import leave_one_out_agreement
 from plausible.metrics.calibration import (
     calibration_error,
@@ -44,6 +45,7 @@ from plausible.metrics.ranking_overlap import average_overlap, scores_to_blocks
 from plausible.metrics.summary import histogram, summarize
 
 __all__ = [
+    "candidates",
     "DirichletCPE",
     "EnsembleCPE",
     "LabelHistogram",
