@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 from pymc.logprob.transforms import LogOddsTransform
 from pymc.model import modelcontext
-from pymc.step_methods.compound import BlockedStep, Competence
+from pymc.step_methods.compound import BlockedStep
 from pymc.util import get_value_vars_from_user_vars
 from scipy import sparse
 
@@ -266,7 +266,3 @@ class AnnotatorBetaGibbs(BlockedStep):
             positives = self.draw_classes(new_point)
             new_point.update(self.draw_parameters(new_point, positives, priors))
         return new_point, [{"annotator_beta_gibbs_positive_items": int(positives.sum())}]
-
-    @staticmethod
-    def competence(var, has_grad):
-        return Competence.INCOMPATIBLE

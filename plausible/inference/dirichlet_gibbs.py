@@ -14,7 +14,7 @@ import numpy as np
 import pytensor
 from pymc.logprob.transforms import SimplexTransform
 from pymc.model import modelcontext
-from pymc.step_methods.compound import BlockedStep, Competence
+from pymc.step_methods.compound import BlockedStep
 from pymc.util import get_value_vars_from_user_vars
 
 
@@ -81,7 +81,3 @@ class DirichletGibbs(BlockedStep):
         new_point = dict(point)
         new_point[self.vars[0].name] = value
         return new_point, [{}]
-
-    @staticmethod
-    def competence(var, has_grad):
-        return Competence.INCOMPATIBLE

@@ -22,7 +22,7 @@ import numpy as np
 import pytensor.tensor as pt
 from pymc.logprob.transforms import LogTransform
 from pymc.model import modelcontext
-from pymc.step_methods.compound import BlockedStep, Competence
+from pymc.step_methods.compound import BlockedStep
 from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.traversal import ancestors
 
@@ -96,7 +96,3 @@ class NIGGibbs(BlockedStep):
         new_point[self.vars[0].name] = mu
         new_point[self.vars[1].name] = log_sigma2 if self.log_sigma2 else np.exp(log_sigma2)
         return new_point, [{}]
-
-    @staticmethod
-    def competence(var, has_grad):
-        return Competence.INCOMPATIBLE

@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 from pymc.logprob.transforms import LogTransform
 from pymc.model import modelcontext
-from pymc.step_methods.compound import BlockedStep, Competence
+from pymc.step_methods.compound import BlockedStep
 from pymc.util import get_value_vars_from_user_vars
 
 from plausible.inference.dirichlet_gibbs import log_gamma_draws
@@ -234,10 +234,6 @@ class PlackettLuceGibbs(BlockedStep):
         new_point = dict(point)
         new_point[self.vars[0].name] = value
         return new_point, [{}]
-
-    @staticmethod
-    def competence(var, has_grad):
-        return Competence.INCOMPATIBLE
 
 
 def metropolis_move(lay1: PLLayout, gamma: float, log_cand, log_pool, shape: float,
