@@ -79,3 +79,29 @@ def missing_rows(frame: pd.DataFrame, columns: Sequence[str]) -> None:
             lambda i: f"row {fmt(frame.index[i])}: missing {column!r} "
             f"({', '.join(f'{c}={fmt(frame[c].iloc[i])}' for c in columns if c != column)})",
         )
+
+
+def integer_counts(
+    counts: np.ndarray, items: np.ndarray, classes: np.ndarray, *, prefix: str, dtype_error: str, empty: str
+) -> np.ndarray:
+    """int64 copy of ``(item, class)`` counts, checked integer-valued, >= 0, >= 1 per item.
+
+    Messages name item and class, prefixed by ``prefix``; ``dtype_error`` opens the message
+    for a non-numeric dtype and ``empty`` ends the one for an item whose counts are all 0.
+    """
+
+    def culprit(flat: int) -> str:
+        i, k = divmod(flat, counts.shape[1])
+        return f"{prefix}item {fmt(items[i])}, class {fmt(classes[k])}: count {fmt(counts[i, k])}"
+
+    if counts.dtype.kind == "f":
+        raise_first(
+            (~np.isfinite(counts) | (counts != np.round(counts))).ravel(),
+            lambda f: culprit(f) + " is not an integer",
+        )
+    elif counts.dtype.kind not in "iub":
+        raise ValueError(f"{dtype_error}, got dtype {counts.dtype}")
+    raise_first((counts < 0).ravel(), lambda f: culprit(f) + " is negative")
+    counts = counts.astype(np.int64)
+    raise_first(counts.sum(axis=1) == 0, lambda i: f"{prefix}item {fmt(items[i])} {empty}")
+    return counts

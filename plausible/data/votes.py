@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from plausible.data._validation import fmt, id_array, raise_first
+from plausible.data._validation import id_array, integer_counts
 
 if TYPE_CHECKING:
     from plausible.data.labels import Labels
@@ -31,21 +31,10 @@ class Votes:
             raise ValueError(f"counts must be 2-D (item, class), got shape {counts.shape}")
         items = id_array(self.items, counts.shape[0], "item")
         classes = id_array(self.classes, counts.shape[1], "class")
-
-        def culprit(i: int) -> str:
-            item, cls = divmod(i, counts.shape[1])
-            return f"item {fmt(items[item])}, class {fmt(classes[cls])}: count {fmt(counts[item, cls])}"
-
-        if counts.dtype.kind == "f":
-            raise_first(
-                (~np.isfinite(counts) | (counts != np.round(counts))).ravel(),
-                lambda i: culprit(i) + " is not an integer",
-            )
-        elif counts.dtype.kind not in "iub":
-            raise ValueError(f"counts must hold integers, got dtype {counts.dtype}")
-        raise_first((counts < 0).ravel(), lambda i: culprit(i) + " is negative")
-        counts = counts.astype(np.int64)
-        raise_first(counts.sum(axis=1) == 0, lambda i: f"item {fmt(items[i])} has no votes")
+        counts = integer_counts(
+            counts, items, classes, prefix="", dtype_error="counts must hold integers",
+            empty="has no votes",
+        )
         object.__setattr__(self, "counts", counts)
         object.__setattr__(self, "items", items)
         object.__setattr__(self, "classes", classes)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from plausible.data._validation import fmt, id_array, raise_first
+from plausible.data._validation import fmt, id_array, integer_counts, raise_first
 from plausible.data.votes import Votes
 
 ITEM = "item"
@@ -86,22 +86,9 @@ def label_histogram(data, items=None, classes=None) -> LabelHistogram:
         np.arange(counts.shape[1]) if classes is None else classes, counts.shape[1], "class"
     )
 
-    def culprit(flat: int) -> str:
-        i, k = divmod(flat, counts.shape[1])
-        return f"label histogram: item {fmt(items[i])}, class {fmt(classes[k])}: count {fmt(counts[i, k])}"
-
-    if counts.dtype.kind == "f":
-        raise_first(
-            (~np.isfinite(counts) | (counts != np.round(counts))).ravel(),
-            lambda f: culprit(f) + " is not an integer",
-        )
-    elif counts.dtype.kind not in "iub":
-        raise ValueError(f"label histogram must hold integer counts, got dtype {counts.dtype}")
-    raise_first((counts < 0).ravel(), lambda f: culprit(f) + " is negative")
-    counts = counts.astype(np.int64)
-    raise_first(
-        counts.sum(axis=1) == 0,
-        lambda i: f"label histogram: item {fmt(items[i])} has no labels (all counts are 0)",
+    counts = integer_counts(
+        counts, items, classes, prefix="label histogram: ",
+        dtype_error="label histogram must hold integer counts", empty="has no labels (all counts are 0)",
     )
     return LabelHistogram(counts, items, classes)
 
