@@ -15,7 +15,7 @@ from test_annotator_beta import simulate
 def _fit(labels, seed, draws=1000, tune=500, chains=4, **build):
     model = ab.build(labels, plausibility=False, **build)
     return pl.sample(model, draws=draws, tune=tune, chains=chains, seed=seed, progressbar=False,
-                     check_convergence=False, target_accept=0.95)
+                     check_convergence=False)
 
 
 def _check_recovery(trace, truth):
@@ -64,11 +64,10 @@ def test_loo_prefers_hierarchical_model_when_annotators_differ():
     labels, _ = simulate(rng, 300, sens, spec, 0.35)
     traces = {}
     for kind in ab.ACCURACY_KINDS:
-        kwargs = {} if kind == "pooled" else {"target_accept": 0.95}
         model = ab.build(labels, accuracy=kind, plausibility=False)
         traces[kind] = ab.add_log_likelihood(
             pl.sample(model, draws=400, tune=400, chains=2, seed=3, progressbar=False,
-                      check_convergence=False, **kwargs), labels)
+                      check_convergence=False), labels)
     ll = traces["hierarchical"].log_likelihood["labels"]
     assert ll.dims == ("chain", "draw", "item") and ll.shape == (2, 400, labels.n_items)
     loo = az.loo(traces["hierarchical"])

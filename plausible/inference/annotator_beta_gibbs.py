@@ -21,9 +21,16 @@ Given ``c``, ``q`` and the accuracies are independent, so 2-3 is one exact block
 ``K(theta -> theta') = sum_c p(c | theta, x) p(theta' | c, x)`` leaves the marginal posterior
 ``p(theta | x)`` invariant (data augmentation, Tanner & Wong 1987), i.e. the target of the
 model whose likelihood has ``c`` summed out — the model of
-:mod:`plausible.models.annotator_beta`, on which NUTS can run too. The Beta prior parameters
-are pytensor expressions of the model's other variables (hyper-parameters moved by NUTS),
-compiled once into a function of the point and read at their current values every step.
+:mod:`plausible.models.annotator_beta`, on which NUTS can run too.
+
+4. (hierarchical and symmetric variants) the group hyper-parameters ``(mean, scale)`` of the
+   accuracies' Beta priors, whose full conditional depends only on the accuracies: one exact
+   univariate slice scan (:mod:`plausible.inference.slice_hyper`).
+
+Steps 1-3 leave ``p(q, a | hyper, x)`` invariant and step 4 ``p(hyper | q, a, x) =
+p(hyper | a)``, so the sweep is a Gibbs scan of the joint posterior: every free variable of
+the model is covered by exact updates, no gradient step and no tuning are needed, and the
+step runs ``sweeps`` sweeps per PyMC iteration.
 
 **Item patterns.** Given the parameters, items with the same multiset of (annotator, label)
 pairs have the same class conditional, so the data are compressed once to unique patterns
@@ -34,8 +41,10 @@ draws, and all steps 2-3 need (their counts are sums over items). Cost per sweep
 of the distinct patterns), not O(labels).
 
 Beta draws are made as ``logit(theta) = log G_a - log G_b`` with ``G ~ Gamma`` on the log
-scale (:func:`log_gamma_draws`), finite even for tiny shapes, and written straight to the
-``*_logodds__`` value variables.
+scale, finite even for tiny shapes, and written straight to the ``*_logodds__`` value
+variables. The draws run in compiled loops (:mod:`plausible.inference.annotator_beta_kernel`,
+numba) on the step's ``numpy.random.Generator``: ``sweeps`` sweeps per PyMC iteration cost
+a few microseconds each, so PyMC's per-iteration overhead is amortised.
 """
 
 from dataclasses import dataclass
@@ -47,13 +56,8 @@ from pymc.step_methods.compound import BlockedStep
 from pymc.util import get_value_vars_from_user_vars
 from scipy import sparse
 
-from plausible.inference.dirichlet_gibbs import log_gamma_draws
-
-
-def logit_beta_draws(rng: np.random.Generator, a, b) -> np.ndarray:
-    """``logit(theta)`` for ``theta ~ Beta(a, b)`` elementwise (broadcast shapes), finite."""
-    a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
-    return log_gamma_draws(rng, np.array(a)) - log_gamma_draws(rng, np.array(b))
+from plausible.inference import annotator_beta_kernel as kernel
+from plausible.inference.slice_hyper import BetaHyperValues
 
 
 def log_sigmoid(z):
@@ -68,7 +72,8 @@ class AccuracyBlock:
     ``covers``: the true classes it is the accuracy for — ``(0,)`` specificity, ``(1,)``
     sensitivity, ``(0, 1)`` symmetric accuracy. ``annotator_index``: int ``(annotator,)``
     index of each annotator's entry in the variable (``arange(J)`` per annotator,
-    zeros for one pooled value). ``prior``: pytensor ``(alpha, beta)`` of its Beta prior.
+    zeros for one pooled value). ``prior``: fixed ``(alpha, beta)`` of its Beta prior, or
+    None when group hyper-parameters give it (``hyper`` of :class:`AnnotatorBetaGibbs`).
     """
 
     covers: tuple
@@ -126,44 +131,30 @@ def item_patterns(item, annotator, label, n_items, n_annotators, n_classes=2) ->
     )
 
 
-def class_log_likelihoods(item, annotator, label, n_items, log_sens, log1m_sens, log_spec, log1m_spec):
-    """``(L0, L1)``, each ``(item,)``: ``L_c,i = sum_{k: i_k = i} log P(x_k | c_i = c)``.
-
-    ``log_sens`` etc. are per-annotator ``(annotator,)`` logs of sensitivity ``a1``,
-    ``1 - a1``, specificity ``a0``, ``1 - a0``.
-    """
-    positive = label == 1
-    l1 = np.where(positive, log_sens[annotator], log1m_sens[annotator])
-    l0 = np.where(positive, log1m_spec[annotator], log_spec[annotator])
-    return (np.bincount(item, weights=l0, minlength=n_items),
-            np.bincount(item, weights=l1, minlength=n_items))
-
-
-def class_probability(logit_q, L0, L1):
-    """``P(c_i = 1 | q, a, x) = sigmoid(logit q + L1_i - L0_i)``, ``(item,)``."""
-    return np.exp(log_sigmoid(logit_q + L1 - L0))
-
-
 class AnnotatorBetaGibbs(BlockedStep):
-    """Data-augmentation Gibbs sweep over prevalence and annotator accuracies (see module).
+    """Data-augmentation Gibbs sweep over prevalence, annotator accuracies and (optionally)
+    their group hyper-parameters (see module).
 
     Parameters
     ----------
     vars : list
-        ``[prevalence, *accuracy variables]``, all Beta-distributed on PyMC's default
-        log-odds transform (value variables ``<name>_logodds__``).
+        ``[prevalence, *accuracy variables, *hyper-parameters]``: prevalence and
+        accuracies Beta-distributed on PyMC's default log-odds transform (value variables
+        ``<name>_logodds__``), then, with ``hyper``, its ``means`` and ``scales``.
     patterns : ItemPatterns
         The binary labels (labels in {0, 1}) grouped by item pattern (:func:`item_patterns`).
     blocks : list of :class:`AccuracyBlock`
         One per accuracy variable, in the order of ``vars[1:]``; exactly one block covers
         each class, i.e. gives every annotator a sensitivity and a specificity.
-    prevalence_prior : tuple of pytensor expressions or floats
+    hyper : :class:`~plausible.inference.slice_hyper.BetaHyperSpec` or None
+        The hyper-parameters giving the blocks' Beta priors (one group per block, same
+        order), updated by an exact slice scan after the accuracies in every sweep; None:
+        every block has a fixed ``prior``.
+    prevalence_prior : tuple of float
         ``(a_q, b_q)`` of the prevalence's Beta prior.
     sweeps : int
-        Sweeps per call, all with the hyper-parameters at their current values: each sweep
-        leaves the conditional posterior invariant, so repeating it is exact and, being
-        cheap next to a NUTS step on the hyper-parameters, buys mixing of ``q`` and the
-        accuracies (the data augmentation is slow when classes are uncertain).
+        Sweeps per call (each leaves the posterior invariant, so repeating it is exact);
+        more sweeps per recorded draw amortise PyMC's per-iteration cost.
 
     Stats: ``annotator_beta_gibbs_positive_items``, the number of items drawn in class 1.
     """
@@ -171,16 +162,21 @@ class AnnotatorBetaGibbs(BlockedStep):
     name = "annotator_beta_gibbs"
     stats_dtypes_shapes = {"annotator_beta_gibbs_positive_items": (np.int64, [])}
 
-    def __init__(self, vars, patterns, blocks, prevalence_prior=(1.0, 1.0), sweeps=1,
+    def __init__(self, vars, patterns, blocks, hyper=None, prevalence_prior=(1.0, 1.0), sweeps=1,
                  model=None, rng=None, blocked=True):
         model = modelcontext(model)
         value_vars = get_value_vars_from_user_vars(vars, model)
-        if len(value_vars) != 1 + len(blocks):
-            raise ValueError("vars must be [prevalence, *one accuracy variable per block]")
-        for value_var in value_vars:
+        n_hyper = 0 if hyper is None else 2 * len(hyper.means)
+        if len(value_vars) != 1 + len(blocks) + n_hyper:
+            raise ValueError("vars must be [prevalence, *one accuracy variable per block, *hyper]")
+        for value_var in value_vars[: 1 + len(blocks)]:
             rv = model.values_to_rvs[value_var]
             if not isinstance(model.rvs_to_transforms.get(rv), LogOddsTransform):
                 raise ValueError(f"AnnotatorBetaGibbs needs {rv.name!r} on the log-odds transform")
+        if hyper is None and any(b.prior is None for b in blocks):
+            raise ValueError("blocks without a fixed prior need hyper")
+        if hyper is not None and len(hyper.means) != len(blocks):
+            raise ValueError("hyper needs one group per accuracy block")
         if not np.isin(patterns.label, (0, 1)).all():
             raise ValueError("AnnotatorBetaGibbs needs binary labels in {0, 1}")
         self.patterns = patterns
@@ -190,79 +186,100 @@ class AnnotatorBetaGibbs(BlockedStep):
         self.n_items = int(patterns.weight.sum())
         self.n_annotators = int(max(len(b.annotator_index) for b in blocks))
         self.blocks = list(blocks)
-        self.shapes = [model.initial_point()[v.name].shape for v in value_vars]
+        self.shapes = [model.initial_point()[v.name].shape for v in value_vars[: 1 + len(blocks)]]
         sens = [n for n, b in enumerate(self.blocks) if 1 in b.covers]
         spec = [n for n, b in enumerate(self.blocks) if 0 in b.covers]
         if len(sens) != 1 or len(spec) != 1:
             raise ValueError("exactly one block must cover each class")
         self.sens_block, self.spec_block = sens[0], spec[0]
-        priors = [*prevalence_prior] + [p for block in self.blocks for p in block.prior]
-        symbolic = [p for p in priors if hasattr(p, "type")]
-        fn = None
-        if symbolic:
-            fn = model.compile_fn(model.replace_rvs_by_values(symbolic), inputs=model.value_vars,
-                                  on_unused_input="ignore", point_fn=True)
-
-        def prior_values(point):
-            values = iter(fn(point)) if fn is not None else iter(())
-            return [np.asarray(next(values)) if hasattr(p, "type") else np.float64(p) for p in priors]
-
-        self._prior_values = prior_values
+        self.prevalence_prior = tuple(float(p) for p in prevalence_prior)
         self.vars = list(value_vars)
         self.rng = np.random.default_rng(rng)
+        self.hyper = None if hyper is None else BetaHyperValues(
+            hyper, [v.name for v in value_vars[1 + len(blocks):]])
+        # kernel layout (see annotator_beta_kernel)
+        self.sizes = np.array([int(np.prod(shape)) for shape in self.shapes[1:]], dtype=np.int64)
+        self.index = np.stack([np.asarray(b.annotator_index, dtype=np.int64) for b in self.blocks])
+        self.covers = np.array([[c in b.covers for c in (0, 1)] for b in self.blocks])
+        self.fixed_priors = np.array([b.prior if b.prior is not None else (1.0, 1.0) for b in self.blocks],
+                                     dtype=float)
+        self.coupling = {None: kernel.NO_HYPER, "half_square": kernel.HALF_SQUARE,
+                         "symmetric": kernel.SYMMETRIC}[None if hyper is None else hyper.coupling]
 
-    def _per_annotator(self, point, position):
-        """Logit of an accuracy block's value for every annotator, ``(annotator,)``."""
-        z = np.asarray(point[self.vars[1 + position].name], dtype=float)
-        return np.broadcast_to(z, self.shapes[1 + position]).reshape(-1)[
-            self.blocks[position].annotator_index]
+    def _prior_values(self, point):
+        """``[a_q, b_q, alpha_1, beta_1, ...]``: prevalence and block Beta prior parameters
+        (from the hyper-parameters at ``point`` when they are sampled)."""
+        if self.hyper is None:
+            block_priors = [b.prior for b in self.blocks]
+        else:
+            block_priors = self.hyper.beta_priors(*self.hyper.read(point))
+        return [*self.prevalence_prior, *(float(p) for prior in block_priors for p in prior)]
+
+    def _accuracy_logits(self, point):
+        """Padded accuracy log-odds ``(block, max size)`` of ``point`` (kernel layout)."""
+        z = np.zeros((len(self.blocks), self.sizes.max()))
+        for position, size in enumerate(self.sizes):
+            z[position, :size] = np.asarray(point[self.vars[1 + position].name], dtype=float).ravel()
+        return z
+
+    def _write_accuracies(self, new_point, z):
+        for position, size in enumerate(self.sizes):
+            new_point[self.vars[1 + position].name] = z[position, :size].reshape(self.shapes[1 + position])
 
     def class_probability(self, point):
         """``P(c = 1 | q, a, x)`` of an item of each pattern at ``point``, ``(pattern,)``."""
-        z_sens = self._per_annotator(point, self.sens_block)
-        z_spec = self._per_annotator(point, self.spec_block)
         pat = self.patterns
-        L0, L1 = class_log_likelihoods(
-            pat.item, pat.annotator, pat.label, pat.n_patterns,
-            log_sigmoid(z_sens), log_sigmoid(-z_sens), log_sigmoid(z_spec), log_sigmoid(-z_spec))
-        return class_probability(float(point[self.vars[0].name]), L0, L1)
+        log_odds = kernel.class_log_odds(
+            float(point[self.vars[0].name]), self._accuracy_logits(point), self.index,
+            self.sens_block, self.spec_block, pat.item, pat.annotator, pat.label, pat.n_patterns)
+        return np.exp(log_sigmoid(log_odds))
 
     def draw_classes(self, point):
         """Step 1: number of class-1 items per pattern, ``Binomial(w_u, p_u)``, int ``(pattern,)``."""
-        return self.rng.binomial(self.patterns.weight, self.class_probability(point))
-
-    def draw_parameters(self, point, positives, priors=None):
-        """Steps 2-3: new log-odds values ``{name: array}`` of prevalence and accuracies given
-        ``positives`` (class-1 items per pattern) and the hyper-parameters at ``point``
-        (or their Beta prior parameters ``priors``, as :meth:`_prior_values` gives them)."""
-        if priors is None:
-            priors = self._prior_values(point)
         pat = self.patterns
-        positives = np.asarray(positives)
-        n1 = int(positives.sum())
-        values = {self.vars[0].name: np.asarray(logit_beta_draws(
-            self.rng, priors[0] + n1, priors[1] + self.n_items - n1), dtype=float)}
-        J = self.n_annotators
-        cell = pat.annotator * 2 + pat.label
-        in1 = positives[pat.item].astype(float)
-        in0 = pat.weight[pat.item] - in1
-        table = np.stack([np.bincount(cell, weights=in0, minlength=2 * J).reshape(J, 2),
-                          np.bincount(cell, weights=in1, minlength=2 * J).reshape(J, 2)], axis=1)
-        for position, block in enumerate(self.blocks):  # table[j, c, x]
-            agree = sum(table[:, k, k] for k in block.covers)
-            disagree = sum(table[:, k, 1 - k] for k in block.covers)
-            size = int(np.prod(self.shapes[1 + position]))
-            agree = np.bincount(block.annotator_index, weights=agree, minlength=size)
-            disagree = np.bincount(block.annotator_index, weights=disagree, minlength=size)
-            alpha, beta = priors[2 + 2 * position], priors[3 + 2 * position]
-            z = logit_beta_draws(self.rng, alpha + agree, beta + disagree)
-            values[self.vars[1 + position].name] = z.reshape(self.shapes[1 + position])
+        log_odds = kernel.class_log_odds(
+            float(point[self.vars[0].name]), self._accuracy_logits(point), self.index,
+            self.sens_block, self.spec_block, pat.item, pat.annotator, pat.label, pat.n_patterns)
+        return kernel.draw_positives(self.rng, log_odds, pat.weight)
+
+    def draw_parameters(self, point, positives):
+        """Steps 2-3: new log-odds values ``{name: array}`` of prevalence and accuracies given
+        ``positives`` (class-1 items per pattern) and the hyper-parameters at ``point``."""
+        priors = np.array(self._prior_values(point))
+        pat = self.patterns
+        z = np.zeros((len(self.blocks), self.sizes.max()))
+        zq = kernel.draw_parameters(
+            self.rng, np.asarray(positives, dtype=np.int64), pat.weight, pat.item, pat.annotator,
+            pat.label, self.n_annotators, priors[0], priors[1], priors[2:].reshape(-1, 2),
+            self.covers, self.index, self.sizes, z)
+        values = {self.vars[0].name: np.asarray(zq)}
+        self._write_accuracies(values, z)
         return values
+
+    def draw_hyper(self, point):
+        """Step 4: slice scan of the hyper-parameters given the accuracies at ``point``;
+        returns their new value variables ``{name: array}``."""
+        means, inv_sqrt = (np.array(v) for v in self.hyper.read(point))
+        kernel.hyper_scan(self.rng, means, inv_sqrt, self._accuracy_logits(point), self.sizes,
+                          self.coupling, self.hyper.spec.max_inv_sqrt)
+        return self.hyper.write(means, inv_sqrt)
 
     def step(self, point):
         new_point = dict(point)
-        priors = self._prior_values(point)  # the hyper-parameters do not change here
-        for _ in range(self.sweeps):
-            positives = self.draw_classes(new_point)
-            new_point.update(self.draw_parameters(new_point, positives, priors))
-        return new_point, [{"annotator_beta_gibbs_positive_items": int(positives.sum())}]
+        z = self._accuracy_logits(point)
+        if self.hyper is None:
+            means, inv_sqrt, u_max = np.zeros(len(self.blocks)), np.ones(len(self.blocks)), 1.0
+        else:
+            means, inv_sqrt = (np.array(v) for v in self.hyper.read(point))
+            u_max = self.hyper.spec.max_inv_sqrt
+        pat = self.patterns
+        zq, n1 = kernel.sweeps(
+            self.rng, self.sweeps, float(point[self.vars[0].name]), z, means, inv_sqrt,
+            self.fixed_priors, self.coupling, u_max, self.covers, self.index, self.sizes,
+            self.sens_block, self.spec_block, pat.item, pat.annotator, pat.label, pat.weight,
+            *self.prevalence_prior)
+        new_point[self.vars[0].name] = np.asarray(zq)
+        self._write_accuracies(new_point, z)
+        if self.hyper is not None:
+            new_point.update(self.hyper.write(means, inv_sqrt))
+        return new_point, [{"annotator_beta_gibbs_positive_items": int(n1)}]

@@ -36,11 +36,12 @@ the start at 0.8 and the post-check only).
 **Classes marginalised.** The model's density sums ``c`` out of the likelihood, per item
 ``log p(x_i | q, a) = logaddexp(log q + L1_i, log(1 - q) + L0_i)`` with
 ``L_c,i = sum_{k: i_k = i} log P(x_k | c)``, so NUTS runs on it directly (``gibbs=False``).
-With ``gibbs=True`` (default) the exact data-augmentation sweep
-:class:`~plausible.inference.annotator_beta_gibbs.AnnotatorBetaGibbs` covers ``q`` and the
-accuracies (it draws ``c`` from its conditional, then ``q`` and the accuracies from their
-Beta conditionals, see that module) and NUTS moves only the hyper-parameters, in the same
-:func:`plausible.sample` run. Both routes target the same posterior: a direct cross-check.
+With ``gibbs=True`` (default) the exact sweep
+:class:`~plausible.inference.annotator_beta_gibbs.AnnotatorBetaGibbs` covers every free
+variable (it draws ``c`` from its conditional, then ``q`` and the accuracies from their
+Beta conditionals, then slice-samples the group hyper-parameters given the accuracies, see
+that module), so no gradient step is needed and :func:`plausible.sample` runs it alone.
+Both routes target the same posterior: a direct cross-check.
 No discrete variable is in the model, so PyMC never needs a step for ``c`` and the trace does
 not carry ``(chain, draw, item)`` integer classes.
 
@@ -64,6 +65,7 @@ from scipy.special import expit
 from plausible.data.labels import Labels
 from plausible.inference.annotator_beta_gibbs import AccuracyBlock, AnnotatorBetaGibbs, item_patterns
 from plausible.inference.conjugacy import declare_gibbs
+from plausible.inference.slice_hyper import BetaHyperSpec
 
 ACCURACY_KINDS = ("hierarchical", "symmetric", "pooled")
 INITIAL_ACCURACY = 0.8
@@ -103,24 +105,25 @@ def build(labels: Labels, *, accuracy: str = "hierarchical", gibbs: bool = True,
         Carpenter's model; sensitivity = specificity per annotator (hierarchical); one
         sensitivity and one specificity for all annotators.
     gibbs : bool
-        Declare the exact Gibbs sweep for prevalence and accuracies (NUTS only on the group
-        hyper-parameters); ``False``: NUTS on everything (classes marginalised either way).
+        Declare the exact Gibbs sweep over every free variable (classes drawn and discarded,
+        prevalence, accuracies, and a slice scan of the group hyper-parameters); ``False``:
+        NUTS on everything (classes marginalised either way).
     min_scale : float
         Floor of the group scale ``alpha + beta`` (the hyper-prior is improper without it).
     plausibility : bool
         Record the deterministic ``plausibility (item, class)`` (drop it for timing runs).
     sweeps : int
-        Gibbs sweeps (classes, prevalence, accuracies) per iteration, between NUTS steps on
-        the hyper-parameters (exact either way; a sweep costs ~0.15 ms on the dentistry data
-        against ~1 ms for the NUTS step and PyMC's overhead, and 10 sweeps raise the ESS of
-        ``q`` about 5-fold: ~2x effective samples per second over 1 sweep).
+        Gibbs sweeps per recorded draw (exact either way; a compiled sweep costs ~10 us on
+        the dentistry data, so 10 sweeps amortise PyMC's per-iteration overhead and raise the
+        ESS of ``q`` per draw ~5-fold: ~2x effective samples per second over 1 sweep).
 
     Dims ``item``, ``annotator``, ``class``. Free variables (hierarchical): ``prevalence``,
     ``specificity (annotator)``, ``sensitivity (annotator)``, ``specificity_mean``,
     ``sensitivity_mean``, ``specificity_scale_inv_sqrt``, ``sensitivity_scale_inv_sqrt``;
     deterministics ``*_scale`` and ``plausibility (item, class)``; potential ``labels``
     (the marginal log-likelihood). ``pm.Data``: ``label_item``, ``label_annotator``,
-    ``label_value`` (the long data, in ``constant_data``).
+    ``label_value`` (the long data, in ``constant_data``); :func:`add_log_likelihood` adds
+    the ``log_likelihood`` and ``observed_data`` groups to a trace.
     """
     _check_binary(labels)
     if accuracy not in ACCURACY_KINDS:
@@ -143,17 +146,19 @@ def build(labels: Labels, *, accuracy: str = "hierarchical", gibbs: bool = True,
             spec = _beta_group("specificity", spec_mean, spec_scale)
             sens = _beta_group("sensitivity", sens_mean, sens_scale)
             accuracy_vars = [spec, sens]
-            blocks = [
-                AccuracyBlock((0,), every, (spec_mean * spec_scale, (1 - spec_mean) * spec_scale)),
-                AccuracyBlock((1,), every, (sens_mean * sens_scale, (1 - sens_mean) * sens_scale)),
-            ]
+            blocks = [AccuracyBlock((0,), every, None), AccuracyBlock((1,), every, None)]
+            hyper = BetaHyperSpec(("specificity_mean", "sensitivity_mean"),
+                                  ("specificity_scale_inv_sqrt", "sensitivity_scale_inv_sqrt"),
+                                  "half_square", 1.0 / np.sqrt(min_scale))
             spec_j, sens_j = spec, sens
         elif accuracy == "symmetric":
             mean = pm.Uniform("accuracy_mean", 0.5, 1.0)
             scale = _group_scale("accuracy", min_scale)
             acc = _beta_group("accuracy", mean, scale)
             accuracy_vars = [acc]
-            blocks = [AccuracyBlock((0, 1), every, (mean * scale, (1 - mean) * scale))]
+            blocks = [AccuracyBlock((0, 1), every, None)]
+            hyper = BetaHyperSpec(("accuracy_mean",), ("accuracy_scale_inv_sqrt",), "symmetric",
+                                  1.0 / np.sqrt(min_scale))
             spec_j = sens_j = acc
         else:
             spec = pm.Beta("specificity", 1.0, 1.0, initval=INITIAL_ACCURACY)
@@ -161,6 +166,7 @@ def build(labels: Labels, *, accuracy: str = "hierarchical", gibbs: bool = True,
             accuracy_vars = [spec, sens]
             zeros = np.zeros(J, dtype=np.int64)
             blocks = [AccuracyBlock((0,), zeros, (1.0, 1.0)), AccuracyBlock((1,), zeros, (1.0, 1.0))]
+            hyper = None
             spec_j, sens_j = pt.broadcast_to(spec, (J,)), pt.broadcast_to(sens, (J,))
 
         # likelihood on the distinct item patterns (items with identical labels), weighted
@@ -177,8 +183,9 @@ def build(labels: Labels, *, accuracy: str = "hierarchical", gibbs: bool = True,
             pm.Deterministic("plausibility", pt.stack([pt.sigmoid(-z), pt.sigmoid(z)], axis=-1),
                              dims=("item", "class"))
         if gibbs:
-            declare_gibbs(model, AnnotatorBetaGibbs, [prevalence, *accuracy_vars],
-                          patterns=pat, blocks=blocks, sweeps=sweeps)
+            hyper_vars = [] if hyper is None else [model[n] for n in (*hyper.means, *hyper.scales)]
+            declare_gibbs(model, AnnotatorBetaGibbs, [prevalence, *accuracy_vars, *hyper_vars],
+                          patterns=pat, blocks=blocks, hyper=hyper, sweeps=sweeps)
     return model
 
 
@@ -250,9 +257,22 @@ def log_likelihood(trace, labels: Labels) -> xr.DataArray:
                                 "item": labels.items})
 
 
+def observed_labels(labels: Labels) -> xr.DataArray:
+    """The observed labels, ``(annotation,)`` class values, with the item and annotator of
+    each annotation as coordinates ``label_item`` / ``label_annotator``."""
+    return xr.DataArray(
+        np.asarray(labels.classes)[labels.label], dims="annotation",
+        coords={"label_item": ("annotation", np.asarray(labels.items)[labels.item]),
+                "label_annotator": ("annotation", np.asarray(labels.annotators)[labels.annotator])})
+
+
 def add_log_likelihood(trace, labels: Labels):
-    """Attach :func:`log_likelihood` as ``trace.log_likelihood["labels"]``; returns ``trace``."""
+    """Attach :func:`log_likelihood` as ``trace.log_likelihood["labels"]`` (per item, for
+    ``az.loo``) and :func:`observed_labels` as ``trace.observed_data["labels"]``; returns
+    ``trace``. (The model's likelihood is a potential with the classes summed out, so PyMC
+    itself records neither group.)"""
     trace["log_likelihood"] = xr.DataTree(xr.Dataset({"labels": log_likelihood(trace, labels)}))
+    trace["observed_data"] = xr.DataTree(xr.Dataset({"labels": observed_labels(labels)}))
     return trace
 
 
@@ -324,5 +344,6 @@ __all__ = [
     "item_log_likelihood_point",
     "label_switching_check",
     "log_likelihood",
+    "observed_labels",
     "replicate_labels",
 ]
