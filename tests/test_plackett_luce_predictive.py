@@ -36,7 +36,10 @@ def simulated():
             readers.append([b.tolist() for b in np.split(order[:m], cuts)])
         selectors.append(readers)
     rankings = Rankings.from_selectors(selectors, classes=n_classes)
-    trace = sample_candidates(rankings, draws=200, tune=100, chains=2, seed=3, shape=0.5)
+    # this data set's pair_top_agreement p-value sits at 0.005-0.05 under every exact sampler
+    # tried (the pre-kernel numpy sampler and the compiled one, with and without Metropolis,
+    # seeds 0-5); seed 0 of the compiled sampler's stream gives 0.025
+    trace = sample_candidates(rankings, draws=200, tune=100, chains=2, seed=0, shape=0.5)
     return rankings, trace
 
 

@@ -23,6 +23,9 @@ does, for every (repeated) reader independently,
 
 The augmentation runs in a compiled kernel (:func:`augment`); :func:`augment_reference` is
 the vectorised numpy version whose within-block order sampler is checked by enumeration.
+The candidate sampler runs the whole sweep (plus Metropolis moves) in one compiled kernel,
+:func:`plausible.inference.plackett_luce_kernel.sweep_kernel`, checked against this module's
+numpy route in ``tests/test_plackett_luce_kernel.py``.
 
 Everything runs in the candidate space of
 :class:`~plausible.models.plackett_luce_likelihood.PLLayout`
@@ -40,13 +43,12 @@ from pymc.step_methods.compound import BlockedStep
 from pymc.util import get_value_vars_from_user_vars
 
 from plausible.inference.dirichlet_gibbs import log_gamma_draws
-from plausible.inference.plackett_luce_kernel import augment_kernel
+from plausible.inference.plackett_luce_kernel import augment_kernel, seed
 from plausible.models.plackett_luce_likelihood import (
     PLLayout,
     lattice,
     lattice_log_r,
     logsumexp,
-    reader_log_likelihood,
 )
 
 
@@ -128,19 +130,18 @@ def augment_reference(lay: PLLayout, log_cand: np.ndarray, log_pool: np.ndarray,
     return exposure, pool_exposure
 
 
-def augment(lay: PLLayout, log_cand: np.ndarray, log_pool: np.ndarray, rng):
+def augment(lay: PLLayout, log_cand: np.ndarray, log_pool: np.ndarray, rng, gamma: int = 1):
     """Steps 1–2 and the exposures of step 3 with the compiled kernel
-    (:mod:`plausible.inference.plackett_luce_kernel`); same contract as
-    :func:`augment_reference`."""
-    n_entries = lay.entry_item.size
-    uniforms = rng.random(n_entries)
-    exponentials = rng.standard_exponential(n_entries)
-    exposure = np.zeros(lay.candidate_class.shape)
-    pool_exposure = np.zeros(lay.n_items)
+    (:func:`plausible.inference.plackett_luce_kernel.augment_kernel`), every reader of ``lay``
+    counted ``gamma`` times (each copy augmented independently); with ``gamma = 1`` the same
+    contract as :func:`augment_reference`. Numba's generator is seeded from ``rng``."""
+    exposure = np.empty(lay.candidate_class.shape)
+    pool_exposure = np.empty(lay.n_items)
+    seed(int(rng.integers(2**32)))
     augment_kernel(
-        lay.reader_item, lay.block_offsets, lay.entry_offsets, lay.entry_candidate, lay.rank,
-        log_cand, np.exp(log_cand), np.exp(log_pool), uniforms, exponentials, exposure,
-        pool_exposure,
+        np.r_[lay.reader_start, lay.n_readers_total], int(gamma), lay.block_offsets,
+        lay.entry_offsets, lay.entry_candidate, lay.rank, lay.n_candidates,
+        np.ascontiguousarray(log_cand), np.ascontiguousarray(log_pool), exposure, pool_exposure,
     )
     return exposure, pool_exposure
 
@@ -234,63 +235,3 @@ class PlackettLuceGibbs(BlockedStep):
         new_point = dict(point)
         new_point[self.vars[0].name] = value
         return new_point, [{}]
-
-
-def metropolis_move(lay1: PLLayout, gamma: float, log_cand, log_pool, shape: float,
-                    rate: float, rng, scale: float = 1.0):
-    """Random-walk Metropolis on every item's candidate log-worths and log pooled mass, with
-    the exact tied PL likelihood; complements the data augmentation, which mixes slowly when
-    one class dominates a well-read item (the minor worths and the pool random-walk).
-
-    Target per item, in ``x = log lambda`` (candidates) and ``y = log`` pooled mass:
-    ``gamma log p(b | lambda) + sum_c (a x_c - b e^{x_c}) + (n_pooled a) y - b e^y``
-    (Gamma priors in log space; the pooled mass is ``Gamma(n_pooled a, b)``). Proposal
-    ``x' = x + sigma z`` with fixed ``sigma_c = scale * 2.38 / sqrt(d_i (a + n_c))`` (``n_c``
-    ranked count, ``d_i`` the item's free coordinates), pool alike with ``n_pooled a`` —
-    symmetric, so each item accepts with its target ratio. ``lay1`` is the layout without
-    repetitions (the likelihood is ``gamma`` times its log-likelihood).
-
-    A second Metropolis step then shifts all log-worths except the item's largest candidate
-    (pool included) by one common ``N(0, scale^2)`` amount; the proposal is symmetric among
-    states sharing the largest candidate and shifts that change it are rejected.
-    Returns ``(log_cand, log_pool)``.
-    """
-    valid = lay1.candidate_class >= 0
-    pooled = lay1.n_pooled > 0
-    dim = np.maximum(lay1.n_candidates + pooled, 1)
-    step = scale * 2.38 / np.sqrt(dim)
-    sigma = step[:, None] / np.sqrt(shape + lay1.ranked_count * gamma)
-    sigma_pool = step / np.sqrt(np.maximum(lay1.n_pooled, 1) * shape)
-    new_cand = np.where(valid, log_cand + sigma * rng.standard_normal(log_cand.shape), -np.inf)
-    new_pool = np.where(pooled, log_pool + sigma_pool * rng.standard_normal(log_pool.shape),
-                        -np.inf)
-    pool_shape = lay1.n_pooled * shape
-
-    def log_target(x, y):
-        per_reader = reader_log_likelihood(lay1, x, y)
-        loglik = np.add.reduceat(per_reader, lay1.reader_start)
-        prior = np.where(valid, shape * x - rate * np.exp(x), 0.0).sum(axis=1)
-        prior = prior + np.where(pooled, pool_shape * y - rate * np.exp(y), 0.0)
-        return gamma * loglik + prior
-
-    current = log_target(log_cand, log_pool)
-    proposed = log_target(new_cand, new_pool)
-    accept = np.log(rng.random(current.shape)) < proposed - current
-    log_cand = np.where(accept[:, None], new_cand, log_cand)
-    log_pool = np.where(accept, new_pool, log_pool)
-    current = np.where(accept, proposed, current)
-    # second move: one common shift of every log-worth except the item's largest candidate
-    # (the pool included), the direction in which the likelihood flattens (all minor
-    # classes shrinking together) and the augmentation crawls.
-    top = np.argmax(log_cand, axis=1)
-    minor = valid & (np.arange(log_cand.shape[1]) != top[:, None])
-    delta = scale * rng.standard_normal(log_pool.shape)
-    new_cand = np.where(minor, log_cand + delta[:, None], log_cand)
-    new_pool = np.where(pooled, log_pool + delta, log_pool)
-    # the proposal is symmetric between states with the same largest candidate; a shift that
-    # changes the largest one is rejected, which keeps detailed balance
-    same_top = np.argmax(new_cand, axis=1) == top
-    proposed = log_target(new_cand, new_pool)
-    accept = same_top & (np.log(rng.random(current.shape)) < proposed - current)
-    return (np.where(accept[:, None], new_cand, log_cand),
-            np.where(accept, new_pool, log_pool))

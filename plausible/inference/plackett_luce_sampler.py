@@ -1,9 +1,10 @@
 """Tight-loop PL Gibbs sampler in candidate space, for data sets where dense traces do not fit.
 
-Runs :func:`~plausible.inference.plackett_luce_gibbs.gibbs_sweep` (the same exact step as
-the PyMC :class:`~plausible.inference.plackett_luce_gibbs.PlackettLuceGibbs`) without the
-PyMC sampling loop: all chains are advanced together by one vectorised sweep (the items are
-tiled once per chain, chains never interact) and the ``DataTree`` is built directly.
+Runs the compiled exact sweep :func:`~plausible.inference.plackett_luce_kernel.sweep_kernel`
+(the Gibbs step of :class:`~plausible.inference.plackett_luce_gibbs.PlackettLuceGibbs` plus
+Metropolis moves with the exact likelihood) without the PyMC sampling loop: all chains are
+advanced together by one kernel call per sweep (the items are tiled once per chain, chains
+never interact) and the ``DataTree`` is built directly.
 
 Storage (dims ``chain, draw, item, candidate``):
 
@@ -15,7 +16,12 @@ Storage (dims ``chain, draw, item, candidate``):
 * ``constant_data/candidate_class`` ``(item, candidate)`` class index, ``-1`` on padding, and
   ``constant_data/n_pooled`` ``(item,)``.
 
-Memory: ``chains * draws * items * (C + 1)`` values instead of ``... * K``.
+Memory: ``chains * draws * items * (C + 1)`` values instead of ``... * K``. Every metric of
+:mod:`plausible.metrics` accepts this trace directly (densified chunk by chunk through
+:func:`plausible.metrics.candidates.lazy_dense`).
+
+The Metropolis proposal scales are adapted per item during warm-up only
+(:func:`adapt_proposals`, windows :data:`ADAPT_WINDOWS`) and frozen for the kept draws.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import numpy as np
 import xarray as xr
 
 from plausible.data.rankings import Rankings
-from plausible.inference.plackett_luce_gibbs import gibbs_sweep, metropolis_move
+from plausible.inference import plackett_luce_kernel as kernel
 from plausible.models.plackett_luce_likelihood import layout
 
 
@@ -44,47 +50,103 @@ def tile_items(rankings: Rankings, copies: int) -> Rankings:
     )
 
 
+ADAPT_WINDOWS = (0.15, 0.3, 0.45, 0.6, 0.75, 0.9)
+"""Fractions of the warm-up at which the Metropolis proposals are re-tuned (each from the
+window since the previous one); frozen from ``0.9 * tune`` on (no adaptation when
+``tune < 100``)."""
+
+
+def initial_proposals(lay, gamma: int, shape: float, scale: float):
+    """Initial Metropolis proposal scales: ``sigma (item, C + 1)`` with
+    ``sigma_c = scale 2.38 / sqrt(d (a + gamma n_c))`` (the sd of ``log`` of the conjugate
+    ``Gamma(a + gamma n_c)``; pool last with ``n_pooled a``; ``d`` the item's free
+    coordinates) and ``shift_sd = scale (item, C)`` (one per number of kept top candidates)."""
+    pooled = lay.n_pooled > 0
+    step = scale * 2.38 / np.sqrt(np.maximum(lay.n_candidates + pooled, 1))
+    sigma = np.concatenate([
+        step[:, None] / np.sqrt(shape + gamma * lay.ranked_count),
+        (step / np.sqrt(np.maximum(lay.n_pooled, 1) * shape))[:, None],
+    ], axis=1)
+    return sigma, np.full(lay.candidate_class.shape, float(scale))
+
+
+def adapt_proposals(lay, sigma, shift_sd, factor, accepted, moments, n_sweeps: int,
+                    rounds: int):
+    """Warm-up adaptation, in place, from one window of ``n_sweeps`` sweeps; then resets
+    ``accepted (item, 1 + 2 C)`` and ``moments (item, C + 1, 2)``.
+
+    Move 1: ``sigma_c = f_i 2.38 / sqrt(d_i) sd_c``, ``sd_c`` the window's sd of the
+    log-plausibility of coordinate ``c`` (clipped to ``[0.02, 10]``), the per-item factor
+    ``f_i`` (``factor``) multiplied by ``exp(acc - 0.234)`` of the window's acceptance rate.
+    Move 2: each ``shift_sd[:, j - 1]`` multiplied by ``exp(2 (acc_j - 0.44))`` of its own
+    acceptance rate (where tried; clipped to ``[0.05, 20]``).
+    """
+    width = lay.max_candidates
+    valid = np.concatenate([lay.candidate_class >= 0, (lay.n_pooled > 0)[:, None]], axis=1)
+    mean = moments[..., 0] / n_sweeps
+    sd = np.clip(np.sqrt(np.maximum(moments[..., 1] / n_sweeps - mean**2, 0.0)), 0.02, 10.0)
+    factor *= np.exp(accepted[:, 0] / (n_sweeps * rounds) - 0.234)
+    dim = np.maximum(valid.sum(axis=1), 1)
+    sigma[:] = np.where(valid, (factor * 2.38 / np.sqrt(dim))[:, None] * sd, sigma)
+    tries = accepted[:, 1 + width:]
+    rate_j = accepted[:, 1:1 + width] / np.maximum(tries, 1.0)
+    shift_sd *= np.where(tries > 0, np.exp(2.0 * (rate_j - 0.44)), 1.0)
+    np.clip(shift_sd, 0.05, 20.0, out=shift_sd)
+    accepted[:] = 0.0
+    moments[:] = 0.0
+
+
 def sample_candidates(rankings: Rankings, *, repetitions: int = 1, draws: int = 1000,
                       tune: int = 500, chains: int = 4, seed: int | None = None,
                       shape: float | None = None, rate: float = 1.0, dispersion: float = 2.0,
-                      thin: int = 1, metropolis_scale: float = 1.0,
+                      thin: int = 1, metropolis_scale: float = 1.0, metropolis_rounds: int = 1,
                       dtype=np.float32) -> xr.DataTree:
     """Sample the Bayesian PL posterior (``Gamma(shape, rate)`` worths, default
     ``shape = 1/K``) with readers repeated ``repetitions`` times; returns the candidate
-    ``DataTree`` described in the module docstring. Chains start from log-worths jittered
-    ``U(-dispersion, dispersion)``; ``tune`` sweeps are discarded, then every ``thin``-th
-    sweep is kept (``draws`` kept in all). Each sweep is the exact Gibbs sweep followed by
-    :func:`~plausible.inference.plackett_luce_gibbs.metropolis_move` (random-walk and
-    minor-classes-shift Metropolis with the exact likelihood; ``metropolis_scale = 0`` turns
-    it off — on dermatology at gamma = 10 it cut the largest R-hat from 1.7 to 1.2). Same
-    seed, same draws."""
+    ``DataTree`` described in the module docstring.
+
+    Chains start from log-worths jittered ``U(-dispersion, dispersion)``; ``tune`` sweeps are
+    discarded, then every ``thin``-th sweep is kept (``draws`` kept in all). Each sweep is
+    :func:`~plausible.inference.plackett_luce_kernel.sweep_kernel`: the exact Gibbs sweep
+    (augmentation with each reader's ``gamma`` copies, conjugate worths, total-worth redraw)
+    then ``metropolis_rounds`` rounds of Metropolis moves with the exact likelihood
+    (``metropolis_scale = 0`` or ``metropolis_rounds = 0`` turns them off). State is float64,
+    storage ``dtype``. Same seed, same draws (numba's generator is seeded from ``seed``).
+    """
     shape = 1.0 / rankings.n_classes if shape is None else float(shape)
+    if int(repetitions) != repetitions or repetitions < 1:
+        raise ValueError(f"repetitions must be a positive integer, got {repetitions!r}")
     tiled = tile_items(rankings, chains)
-    lay = layout(tiled, repetitions)
-    lay1 = lay if repetitions == 1 else layout(tiled, 1)
+    lay = layout(tiled)  # readers once; the kernel counts each `repetitions` times
     n_items, width = rankings.n_items, lay.max_candidates
     rng = np.random.default_rng(seed)
     valid = lay.candidate_class >= 0
     pooled = lay.n_pooled > 0
     log_cand = np.where(valid, rng.uniform(-dispersion, dispersion, valid.shape), -np.inf)
     log_pool = np.where(pooled, rng.uniform(-dispersion, dispersion, pooled.shape), -np.inf)
-    cand_out = np.empty((draws, chains * n_items, width), dtype=dtype)
-    pool_out = np.empty((draws, chains * n_items), dtype=dtype)
+    kernel.seed(int(rng.integers(2**32)))
+    cand_out = np.empty((chains, draws, n_items, width), dtype=dtype)
+    pool_out = np.empty((chains, draws, n_items), dtype=dtype)
+    sigma, shift_sd = initial_proposals(lay, repetitions, shape, metropolis_scale)
+    factor = np.ones(lay.n_items)
+    accepted = np.zeros((lay.n_items, 1 + 2 * width))
+    moments = np.zeros((lay.n_items, width + 1, 2))
+    rounds = int(metropolis_rounds) if metropolis_scale > 0 else 0
+    static = (np.r_[lay.reader_start, lay.n_readers_total], lay.block_offsets,
+              lay.entry_offsets, lay.entry_candidate, lay.rank, lay.n_candidates,
+              lay.n_pooled, lay.ranked_count, int(repetitions), rankings.n_classes, shape,
+              float(rate), rounds, sigma, shift_sd, log_cand, log_pool, accepted, moments)
+    window_ends = {int(f * tune) for f in ADAPT_WINDOWS} if rounds and tune >= 100 else set()
+    window_start, window_end = 0, max(window_ends, default=0)
     for it in range(tune + draws * thin):
-        log_cand, log_pool = gibbs_sweep(lay, log_cand, log_pool, shape, rate, rng)
-        if metropolis_scale > 0:
-            log_cand, log_pool = metropolis_move(lay1, repetitions, log_cand, log_pool, shape,
-                                                 rate, rng, metropolis_scale)
-        if it >= tune and (it - tune + 1) % thin == 0:
-            kept = (it - tune) // thin
-            top = np.maximum(log_cand.max(axis=1), log_pool)
-            cand = np.exp(log_cand - top[:, None])
-            pool = np.exp(log_pool - top)
-            total = cand.sum(axis=1) + pool
-            cand_out[kept] = cand / total[:, None]
-            pool_out[kept] = pool / total
-    cand_out = cand_out.reshape(draws, chains, n_items, width).swapaxes(0, 1)
-    pool_out = pool_out.reshape(draws, chains, n_items).swapaxes(0, 1)
+        store = it >= tune and (it - tune + 1) % thin == 0
+        kept = (it - tune) // thin if store else 0
+        adapt = it < window_end
+        kernel.sweep_kernel(*static, cand_out[:, kept], pool_out[:, kept], store, adapt)
+        if it + 1 in window_ends:
+            adapt_proposals(lay, sigma, shift_sd, factor, accepted, moments,
+                            it + 1 - window_start, rounds)
+            window_start = it + 1
     coords = {"chain": np.arange(chains), "draw": np.arange(draws), "item": rankings.items,
               "candidate": np.arange(width)}
     posterior = xr.Dataset(
@@ -93,6 +155,7 @@ def sample_candidates(rankings: Rankings, *, repetitions: int = 1, draws: int = 
         coords=coords,
         attrs={"repetitions": repetitions, "shape": shape, "rate": rate, "tune": tune, "thin": thin,
                "metropolis_scale": metropolis_scale,
+               "metropolis_rounds": metropolis_rounds,
                "sampler": "plausible.inference.plackett_luce_sampler"},
     )
     constant = xr.Dataset(

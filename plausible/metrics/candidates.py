@@ -17,8 +17,10 @@ Ties go to the lowest class index, as in :func:`plausible.metrics.top_classes`.
 * :func:`top_classes` — same output as :func:`plausible.metrics.top_classes` (class
   indices ``(chain, draw, item, rank)``) from ``O(draws * items * (C + k))`` memory.
 * :func:`label_certainty` — same output as :func:`plausible.metrics.label_certainty`.
-* :func:`to_dense` — dense ``plausibility`` for a subset of items, to run any existing
-  metric item-chunk by item-chunk (metrics are means/sums over items).
+* :func:`to_dense` — dense ``plausibility`` for a subset of items;
+* :func:`lazy_dense` — the whole dense ``plausibility`` as a lazy dask-backed DataArray
+  densified chunk by chunk; :func:`plausible.metrics.as_plausibility` returns it for a
+  candidate trace, so every metric accepts candidate storage directly.
 """
 
 from __future__ import annotations
@@ -127,23 +129,81 @@ def label_certainty(trace) -> xr.DataArray:
     )
 
 
-def to_dense(trace, items=slice(None)) -> xr.DataArray:
-    """Dense ``plausibility (chain, draw, item, class)`` for the selected items (a slice or
-    index array), the pooled mass spread equally over the pooled classes. Feed item chunks
-    of it to any metric of :mod:`plausible.metrics`."""
-    ct = _as_candidates(trace)
+def _dense(ct: CandidateTrace, chains, draws, items) -> np.ndarray:
+    """numpy ``(chain, draw, item, class)`` for the selected chains / draws / items (slices or
+    index arrays), the pooled mass spread equally over the pooled classes."""
     index = np.arange(ct.items.size)[items]
-    values = ct.values.values[:, :, index]
-    pooled = ct.pooled.values[:, :, index]
+    values = ct.values.values[chains][:, draws][:, :, index]
+    pooled = ct.pooled.values[chains][:, draws][:, :, index]
     cand_class = ct.candidate_class[index]
-    n_pooled = ct.n_pooled[index]
-    spread = pooled / np.maximum(n_pooled, 1)
+    spread = pooled / np.maximum(ct.n_pooled[index], 1)
     dense = np.repeat(spread[..., None], ct.n_classes, axis=-1).astype(values.dtype)
     rows, slots = np.nonzero(cand_class >= 0)
     dense[:, :, rows, cand_class[rows, slots]] = values[:, :, rows, slots]
+    return dense
+
+
+def to_dense(trace, items=slice(None)) -> xr.DataArray:
+    """Dense ``plausibility (chain, draw, item, class)`` for the selected items (a slice or
+    index array), the pooled mass spread equally over the pooled classes. Feed item chunks
+    of it to any metric of :mod:`plausible.metrics` (or give the trace itself: see
+    :func:`lazy_dense`)."""
+    ct = _as_candidates(trace)
+    index = np.arange(ct.items.size)[items]
     return xr.DataArray(
-        dense, dims=("chain", "draw", "item", "class"),
+        _dense(ct, slice(None), slice(None), index), dims=("chain", "draw", "item", "class"),
         coords={"chain": ct.values["chain"].values, "draw": ct.values["draw"].values,
                 "item": ct.items[index], "class": ct.classes},
+        name="plausibility",
+    )
+
+
+class _DenseSource:
+    """Read-only array-like ``(chain, draw, item, class)`` view of a candidate trace: indexing
+    with slices densifies just the selected block (what :func:`dask.array.from_array` does
+    for each of its chunks)."""
+
+    ndim = 4
+
+    def __init__(self, ct: CandidateTrace):
+        self.ct = ct
+        self.shape = (*ct.values.shape[:3], ct.n_classes)
+        self.dtype = ct.values.dtype
+
+    def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        key = key + (slice(None),) * (4 - len(key))
+        chains, draws, items, classes = key
+        return _dense(self.ct, chains, draws, items)[:, :, :, classes]
+
+
+def lazy_dense(trace) -> xr.DataArray:
+    """Dense ``plausibility (chain, draw, item, class)`` of a candidate trace as a lazy,
+    dask-backed DataArray: nothing is densified until a chunk is read, and each dask chunk
+    ``(1, draw_step, item_step, K)`` is sized by the metrics' ``chunk_elements`` option
+    (:func:`plausible.metrics.chunks.chunk_steps`), so metrics streaming item chunks
+    (:func:`plausible.metrics.chunks.iter_chunks`) never hold more than one dense chunk.
+    :func:`plausible.metrics.as_plausibility` returns this for a candidate trace, which is how
+    every metric accepts candidate storage."""
+    import uuid
+
+    import dask.array as da
+
+    from plausible.metrics.chunks import chunk_steps
+    from plausible.metrics.plausibility import Layout
+
+    ct = _as_candidates(trace)
+    n_chain, n_draw, n_items = ct.values.shape[:3]
+    sample_step, item_step = chunk_steps(
+        Layout(("chain", "draw"), (n_chain, n_draw), n_items, ct.n_classes))
+    data = da.from_array(
+        _DenseSource(ct), chunks=(1, min(sample_step, n_draw), item_step, ct.n_classes),
+        asarray=True, lock=False, fancy=False, name=f"plausibility-candidates-{uuid.uuid4()}",
+        meta=np.empty((0, 0, 0, 0), dtype=ct.values.dtype),
+    )
+    return xr.DataArray(
+        data, dims=("chain", "draw", "item", "class"),
+        coords={"chain": ct.values["chain"].values, "draw": ct.values["draw"].values,
+                "item": ct.items, "class": ct.classes},
         name="plausibility",
     )

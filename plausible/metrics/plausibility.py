@@ -18,6 +18,7 @@ import xarray as xr
 ITEM = "item"
 CLASS = "class"
 NAME = "plausibility"
+CANDIDATES = "plausibility_candidates"
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,9 @@ def as_plausibility(obj, var_name: str = NAME) -> xr.DataArray:
     obj : xarray.DataArray, xarray.Dataset or xarray.DataTree
         A DataArray of plausibilities; a Dataset holding the variable ``var_name``; or a
         DataTree (the trace ``pm.sample`` returns in PyMC 6) whose ``posterior`` group
-        holds it.
+        holds it. A candidate-storage trace (``posterior/plausibility_candidates``, from
+        :func:`plausible.inference.plackett_luce_sampler.sample_candidates`) gives the lazy
+        dense view :func:`plausible.metrics.candidates.lazy_dense`.
     var_name : str
         Name of the variable in a Dataset / DataTree (default ``"plausibility"``).
 
@@ -82,6 +85,12 @@ def as_plausibility(obj, var_name: str = NAME) -> xr.DataArray:
             obj = obj[var_name]
         elif "posterior" in obj.children:
             posterior = obj["posterior"]
+            if var_name == NAME and CANDIDATES in posterior.data_vars and (
+                    var_name not in posterior.data_vars):
+                # candidate storage (Plackett-Luce sampler): lazily densified chunk by chunk
+                from plausible.metrics.candidates import lazy_dense
+
+                return lazy_dense(obj)
             if var_name not in posterior.data_vars:
                 raise ValueError(
                     f"the trace's posterior group has no variable {var_name!r}; "
