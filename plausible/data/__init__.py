@@ -4,6 +4,8 @@ Containers are frozen dataclasses over numpy arrays that validate on constructio
 raise ``ValueError`` naming the offending item and annotator/reader:
 :class:`Votes` (item x class counts), :class:`Rankings` (partial rankings with ties),
 :class:`Labels` (long categorical labels), :class:`Ratings` (long numeric scores).
+Simulators return the data with the truth behind them (Su's testing setting, GLAD, ratings,
+classifiers of graded quality for the dermatology case study).
 """
 
 from plausible.data.datasets import (
@@ -19,6 +21,8 @@ from plausible.data.datasets import (
     load_mimori2021,
     load_snow2008,
 )
+from plausible.data.classifier_simulators import simulate_classifier, simulate_classifiers
+from plausible.data.glad_simulation import GLADSimulation, simulate_glad
 from plausible.data.labels import Labels
 from plausible.data.rankings import NO_READER, UNRANKED, Rankings
 from plausible.data.ratings import RatingSummary, Ratings
@@ -31,11 +35,18 @@ from plausible.data.ratings_simulators import (
     simulate_nig,
     simulate_toxicity,
 )
+from plausible.data.su_simulation import SuSimulation, simulate_su
 from plausible.data.toy import TOY_CLASSES, ToyData, simulate_toy, toy_examples, toy_posterior
 from plausible.data.votes import Votes
 
 __all__ = [
     "AVASimulation",
+    "GLADSimulation",
+    "SuSimulation",
+    "simulate_classifier",
+    "simulate_classifiers",
+    "simulate_glad",
+    "simulate_su",
     "NIGSimulation",
     "ToxicitySimulation",
     "histogram_summary",

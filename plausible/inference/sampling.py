@@ -20,7 +20,9 @@ from plausible.inference.conjugacy import declared_gibbs
 
 def dispersed_initvals(model: pm.Model, chains: int, rng: np.random.Generator, scale: float):
     """One initial point per chain: the model's initial point plus ``U(-scale, scale)``
-    jitter on every unconstrained value variable, mapped back to the constrained space."""
+    jitter on every continuous unconstrained value variable, mapped back to the constrained
+    space. Discrete variables keep their initial value (a jitter would leave their support;
+    their Gibbs steps move them at the first iteration)."""
     initial = model.initial_point()
     free = model.free_RVs
     to_constrained = model.compile_fn(
@@ -32,7 +34,8 @@ def dispersed_initvals(model: pm.Model, chains: int, rng: np.random.Generator, s
     starts = []
     for _ in range(chains):
         jittered = {
-            name: value + rng.uniform(-scale, scale, size=np.shape(value))
+            name: value if np.issubdtype(np.asarray(value).dtype, np.integer)
+            else value + rng.uniform(-scale, scale, size=np.shape(value))
             for name, value in initial.items()
         }
         starts.append({rv.name: value for rv, value in zip(free, to_constrained(jittered))})

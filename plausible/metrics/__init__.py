@@ -8,10 +8,23 @@ over the draws in bounded chunks (:func:`set_options`).
 >>> import plausible.metrics as pm_metrics
 >>> acc = pm_metrics.ua_topk_accuracy(trace, scores, k=3)    # doctest: +SKIP
 >>> pm_metrics.summarize(acc)                                 # doctest: +SKIP
+
+Testing a classifier against noisy labels (spec 03) lives in its own modules:
+:mod:`testing` (binary metrics, Algorithms 1-3, Full Bayes), :mod:`testing_multiclass`
+(Algorithm 4), :mod:`ratio_normal`, :mod:`credible_regions`, :mod:`labeler_baselines` and
+:mod:`mutual_information`.
 """
 
 from plausible.metrics.accuracy import ua_average_overlap, ua_overlap, ua_set_accuracy, ua_topk_accuracy
-from plausible.metrics import candidates
+from plausible.metrics import (
+    candidates,
+    credible_regions,
+    labeler_baselines,
+    mutual_information,
+    ratio_normal,
+    testing,
+    testing_multiclass,
+)
 from plausible.metrics.agreement import leave_one_out_agreement
 from plausible.metrics.calibration import (
     calibration_error,
@@ -46,6 +59,12 @@ from plausible.metrics.summary import histogram, summarize
 
 __all__ = [
     "candidates",
+    "credible_regions",
+    "labeler_baselines",
+    "mutual_information",
+    "ratio_normal",
+    "testing",
+    "testing_multiclass",
     "DirichletCPE",
     "EnsembleCPE",
     "LabelHistogram",

@@ -1,0 +1,106 @@
+"""Su's sample-difficulty / labeler-fallibility model (spec 02 §2.2), learned with priors.
+
+For ``C`` classes, item difficulty ``delta_i`` and labeler fallibility ``phi_j`` in [0, 1]::
+
+    epsilon(delta, phi) = ((C - 1) / C) (1 - (1 - delta)(1 - phi))    error rate
+    delta_i ~ Beta(a_d, b_d)   (item,);    phi_j ~ Beta(a_f, b_f)   (annotator,)
+    pi ~ Dirichlet(1),   z_i ~ Categorical(pi)
+    P(x_k = z_{i_k}) = 1 - epsilon_k;   each wrong class: epsilon_k / (C - 1)
+
+``delta = phi = 0`` is a perfect label, ``delta = 1`` or ``phi = 1`` a uniform one. In the
+class layer's notation (:mod:`plausible.models.difficulty`) ``r_k = 1 - epsilon_k``.
+Default priors: ``delta ~ Beta(1, 5)`` (most items easy, Su's main setting),
+``phi ~ Beta(1, 2)`` (labelers more often reliable than not).
+
+Variables: ``difficulty (item)``, ``fallibility (annotator)``, ``class_prior (class)``,
+``true_class (item)`` (Gibbs build only), deterministic ``plausibility (item, class)``.
+Builds: ``gibbs=True`` (exact Gibbs for ``z`` and ``pi``, NUTS on ``delta``, ``phi``) or
+``gibbs=False`` (``z`` summed out, NUTS only).
+
+**Identifiability.** ``r_k >= 1/C`` for every parameter value (no adversarial labelers), so
+relabelling the classes never maps a parameter point to another with the same likelihood:
+there is no label switching. ``delta_i`` and ``phi_j`` enter only through
+``(1 - delta_i)(1 - phi_j)``; with few labels per item ``delta_i`` is informed mostly by its
+prior, which is why coverage of the item difficulties is only nominal when the prior is
+(close to) the distribution the difficulties come from.
+
+**Known-parameter mode** (spec 03's testing algorithms): with ``delta``, ``phi`` and ``pi``
+known, the true classes are independent over items with the closed-form posterior
+:func:`known_class_posterior`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+
+from plausible.data.labels import Labels
+from plausible.inference.difficulty_gibbs import class_posterior
+from plausible.models.difficulty import add_class_layer, check_labels, coords
+from plausible.models.fallibility import error_rate, label_log_likelihood
+
+
+def _check_beta(name, prior):
+    a, b = prior
+    if not (np.isfinite(a) and np.isfinite(b) and a > 0 and b > 0):
+        raise ValueError(f"{name} must be Beta parameters (a > 0, b > 0), got {prior}")
+
+
+def build(labels: Labels, *, gibbs: bool = True, difficulty_prior: tuple = (1.0, 5.0),
+          fallibility_prior: tuple = (1.0, 2.0), class_concentration: float = 1.0,
+          plausibility: bool = True) -> pm.Model:
+    """PyMC model of Su's bilinear difficulty / fallibility model for ``labels``.
+
+    Parameters
+    ----------
+    labels : Labels
+        Long labels with ``C >= 2`` classes; missing and replicated annotations allowed.
+    gibbs : bool
+        ``True``: true classes and class prior by the exact Gibbs step, NUTS on
+        ``difficulty`` and ``fallibility``; ``False``: classes summed out, NUTS only.
+    difficulty_prior, fallibility_prior : (a, b)
+        Beta priors of ``delta_i`` and ``phi_j``.
+    class_concentration : float
+        Symmetric Dirichlet concentration of ``pi``.
+    plausibility : bool
+        Record the deterministic ``plausibility (item, class)``.
+    """
+    check_labels(labels)
+    _check_beta("difficulty_prior", difficulty_prior)
+    _check_beta("fallibility_prior", fallibility_prior)
+    C = labels.n_classes
+    with pm.Model(coords=coords(labels)) as model:
+        delta = pm.Beta("difficulty", *difficulty_prior, dims="item")
+        phi = pm.Beta("fallibility", *fallibility_prior, dims="annotator")
+        # 1 - epsilon = 1/C + ((C-1)/C) (1 - delta)(1 - phi): computed on the log scale
+        log_easy = pt.log1p(-delta)[labels.item] + pt.log1p(-phi)[labels.annotator]
+        log_incorrect = np.log((C - 1) / C) + pt.log1mexp(log_easy)
+        log_correct = pt.logaddexp(-np.log(C), np.log((C - 1) / C) + log_easy)
+    add_class_layer(model, labels, log_correct, log_incorrect, gibbs=gibbs,
+                    class_concentration=class_concentration, plausibility=plausibility)
+    return model
+
+
+def known_class_posterior(labels: Labels, difficulty, fallibility, class_prior) -> np.ndarray:
+    """``P(z_i = c | delta, phi, pi, x)`` with known parameters, ``(item, class)``.
+
+    ``difficulty`` ``(item,)``, ``fallibility`` ``(annotator,)``, ``class_prior``
+    ``(class,)`` (scalars broadcast). ``P ∝ pi_c prod_{k: i_k = i} p(x_k | z_i = c)``.
+    """
+    check_labels(labels)
+    pi = np.broadcast_to(np.asarray(class_prior, float), (labels.n_classes,))
+    if not np.all((pi >= 0) & (pi <= 1)):
+        raise ValueError("class_prior must lie in [0, 1]")
+    L = label_log_likelihood(labels, difficulty, fallibility)
+    with np.errstate(divide="ignore"):
+        log_prior = np.log(pi / pi.sum())
+    impossible = np.isneginf(log_prior + L).all(axis=1)
+    if impossible.any():
+        i = int(np.flatnonzero(impossible)[0])
+        raise ValueError(f"item {labels.items[i]!r}: its labels are impossible under the known "
+                         "parameters (a perfect labeler contradicted)")
+    return class_posterior(log_prior, L)
+
+
+__all__ = ["build", "known_class_posterior"]
