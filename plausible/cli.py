@@ -97,19 +97,24 @@ def certainty(args) -> int:
         f"alpha {alpha:g}; {args.chains} chains x {args.draws} draws"
     )
     start = time.perf_counter()
-    trace = pl.sample(model, draws=args.draws, chains=args.chains, seed=args.seed,
-                      progressbar=not args.no_progress, check_convergence=False)
-    report = pl.diagnostics.convergence_report(trace)
     tops = [j for j in (1, 2, 3) if j <= annotations.n_classes]
-    per_item = {f"certainty_top{j}": pl.metrics.annotation_certainty(trace, top=j) for j in tops}
+    if args.store or args.scheduler or args.workers:
+        trace, per_item = _sharded(args, kind, annotations, reliability, alpha, tops, console)
+        report = None
+    else:
+        trace = pl.sample(model, draws=args.draws, chains=args.chains, seed=args.seed,
+                          progressbar=not args.no_progress, check_convergence=False)
+        report = pl.diagnostics.convergence_report(trace)
+        per_item = {f"certainty_top{j}": pl.metrics.annotation_certainty(trace, top=j).values
+                    for j in tops}
     elapsed = time.perf_counter() - start
 
-    mean_plausibility = trace.posterior["plausibility"].mean(("chain", "draw"))
+    mean_plausibility = trace.posterior["plausibility"].mean(("chain", "draw")).compute()
     frame = pd.DataFrame(
         {
             "item": mean_plausibility["item"].values,
             "top_class": mean_plausibility["class"].values[mean_plausibility.argmax("class").values],
-            **{name: values.values for name, values in per_item.items()},
+            **per_item,
         }
     )
     table = Table(title="Annotation certainty per item")
@@ -122,13 +127,42 @@ def certainty(args) -> int:
     console.print(table)
     lowest = frame.nsmallest(args.show, "certainty_top1")
     console.print(f"Least certain items:\n{lowest.to_string(index=False)}")
-    console.print(report.text, style="green" if report.ok else "yellow")
+    if report is not None:
+        console.print(report.text, style="green" if report.ok else "yellow")
     console.print(f"sampling + metrics: {elapsed:.1f} s")
     if args.output:
         Path(args.output).parent.mkdir(parents=True, exist_ok=True)
         frame.to_csv(args.output, index=False)
         console.print(f"per-item results written to {args.output}")
     return 0
+
+
+def _sharded(args, kind, annotations, reliability, alpha, tops, console):
+    """Sample shards on Dask (or in-process) into ``--store``; certainty reduced per shard."""
+    import tempfile
+
+    from plausible.inference import distributed
+
+    if kind != "votes":
+        raise ValueError("--store/--scheduler/--workers support votes (Dirichlet model) only")
+    store = args.store or tempfile.mkdtemp(prefix="plausible-shards-")
+    client = None
+    if args.scheduler or args.workers:
+        client = distributed.connect(args.scheduler, workers=args.workers or 2)
+    try:
+        report = distributed.run_shards(
+            annotations, store, shard_size=args.shard_size, draws=args.draws, chains=args.chains,
+            seed=args.seed, build_kwargs={"reliability": reliability, "alpha": alpha},
+            client=client)
+        streamed = distributed.stream_metrics(store, tops=tops, client=client)
+    finally:
+        if client is not None:
+            client.close()
+    retried = f", retried {sorted(report.retried)}" if report.retried else ""
+    console.print(f"shards: {report.n_shards} ({len(report.skipped)} already complete in "
+                  f"{store}, {len(report.completed)} sampled{retried})")
+    trace = distributed.open_trace(store)
+    return trace, {f"certainty_top{j}": streamed[f"certainty_top{j}"] for j in tops}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -164,6 +198,17 @@ def build_parser() -> argparse.ArgumentParser:
     cert.add_argument("--data-home", default=None,
                       help="folder of the public data sets (default: $PLAUSIBLE_DATA)")
     cert.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    scale = cert.add_argument_group(
+        "scale out (votes)", "shard items, sample shards on Dask workers, keep draws in a Zarr "
+        "store; a re-run with the same --store resumes, skipping finished shards")
+    scale.add_argument("--store", default=None,
+                       help="directory of the sharded Zarr trace (default: a new temporary one)")
+    scale.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="Dask scheduler address, e.g. tcp://host:8786")
+    scale.add_argument("--workers", type=int, default=None, metavar="N",
+                       help="start a local Dask cluster of N workers (without --scheduler)")
+    scale.add_argument("--shard-size", type=int, default=10_000,
+                       help="items per shard (10000)")
     cert.set_defaults(run=certainty)
     return parser
 

@@ -56,3 +56,27 @@ def test_bad_input_is_a_clear_error_and_writes_nothing(tmp_path, capsys):
     (tmp_path / "votes.txt").write_text("1 2 3")
     assert main(["certainty", str(tmp_path / "votes.txt"), *FAST]) == 2
     assert "unknown format '.txt'" in capsys.readouterr().err
+
+
+def test_sharded_store_equals_in_process_and_resumes(tmp_path, capsys):
+    """--store runs shards in-process; --workers 2 on a fresh store gives the same CSV; a
+    re-run on a finished store skips every shard."""
+    counts = np.random.default_rng(0).multinomial(6, [0.5, 0.3, 0.2], size=12)
+    np.save(tmp_path / "votes.npy", counts)
+    common = ["certainty", str(tmp_path / "votes.npy"), "--shard-size", "5", *FAST]
+    assert main([*common, "--store", str(tmp_path / "a"), "-o", str(tmp_path / "a.csv")]) == 0
+    assert main([*common, "--store", str(tmp_path / "b"), "--workers", "2",
+                 "-o", str(tmp_path / "b.csv")]) == 0
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "a.csv"), pd.read_csv(tmp_path / "b.csv"))
+    capsys.readouterr()
+    assert main([*common, "--store", str(tmp_path / "a")]) == 0
+    assert "3 already complete" in capsys.readouterr().out
+    assert main([*common, "--store", str(tmp_path / "a"), "--seed", "1"]) == 2
+    assert "another run" in capsys.readouterr().err
+
+
+def test_bad_scheduler_address_is_reported(tmp_path, capsys):
+    np.save(tmp_path / "votes.npy", np.array([[3, 1], [0, 4]]))
+    assert main(["certainty", str(tmp_path / "votes.npy"), "--scheduler", "tcp://127.0.0.1:1",
+                 *FAST]) == 2
+    assert "cannot reach a Dask scheduler" in capsys.readouterr().err
