@@ -158,7 +158,6 @@ def item_log_likelihood(r0, r1, block_offsets, entry_offsets, entry_candidate, r
             _lattice(log_members, size, np.log(z) if z > 0.0 else -np.inf, log_r)
             total += log_r[(1 << size) - 1]
     return total + np.log(ratio)
-    return total
 
 
 @numba.njit(cache=True, nogil=True)
