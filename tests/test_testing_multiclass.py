@@ -6,7 +6,8 @@ import pytest
 
 from plausible.data.su_simulation import simulate_su
 from plausible.metrics.testing_multiclass import (
-    algorithm_multiclass, count_moments, project_rows, sample_classes, sampled_confusion_counts,
+    algorithm_multiclass, count_moments, project_rows, sample_classes, sample_confusion_counts,
+    sampled_confusion_counts,
 )
 from plausible.models.fallibility import label_likelihood
 
@@ -62,3 +63,16 @@ def test_projection_and_seed(setting):
     np.testing.assert_array_equal(a.confusion, b.confusion)
     with pytest.raises(ValueError, match="outside the classes"):
         algorithm_multiclass(L, s.prior, np.full(1000, 4))
+
+
+def test_sample_confusion_counts_matches_count_moments(setting):
+    s, _, r = setting
+    counts = sample_confusion_counts(r.posterior, s.prediction, 20000, seed=2)  # (M, yhat, y)
+    mean, var, _ = count_moments(r.posterior, s.prediction)
+    sd = np.sqrt(var)
+    sizes = np.bincount(s.prediction, minlength=4)
+    np.testing.assert_array_equal(counts.sum(2), np.broadcast_to(sizes, (20000, 4)))
+    np.testing.assert_allclose(counts.mean(0), mean, atol=5 * sd.max() / np.sqrt(20000))
+    np.testing.assert_allclose(counts.std(0), sd, rtol=0.05, atol=0.02)
+    again = sample_confusion_counts(r.posterior, s.prediction, 20000, seed=2)
+    np.testing.assert_array_equal(counts, again)

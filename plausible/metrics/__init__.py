@@ -11,8 +11,8 @@ over the draws in bounded chunks (:func:`set_options`).
 
 Testing a classifier against noisy labels (spec 03) lives in its own modules:
 :mod:`testing` (binary metrics, Algorithms 1-3, Full Bayes), :mod:`testing_multiclass`
-(Algorithm 4), :mod:`ratio_normal`, :mod:`credible_regions`, :mod:`labeler_baselines` and
-:mod:`mutual_information`.
+(Algorithm 4), :mod:`testing_study` (the seeded acceptance studies), :mod:`ratio_normal`,
+:mod:`credible_regions`, :mod:`labeler_baselines` and :mod:`mutual_information`.
 """
 
 from plausible.metrics.accuracy import ua_average_overlap, ua_overlap, ua_set_accuracy, ua_topk_accuracy
@@ -24,6 +24,7 @@ from plausible.metrics import (
     ratio_normal,
     testing,
     testing_multiclass,
+    testing_study,
 )
 from plausible.metrics.agreement import leave_one_out_agreement
 from plausible.metrics.calibration import (
@@ -65,6 +66,7 @@ __all__ = [
     "ratio_normal",
     "testing",
     "testing_multiclass",
+    "testing_study",
     "DirichletCPE",
     "EnsembleCPE",
     "LabelHistogram",

@@ -63,6 +63,38 @@ def sampled_confusion_counts(y, prediction, n_classes) -> np.ndarray:
     return np.bincount(idx.ravel(), minlength=M * n_classes**2).reshape(M, n_classes, n_classes)
 
 
+def sample_confusion_counts(posterior, prediction, n_samples: int, seed=None,
+                            chunk: int = 500) -> np.ndarray:
+    """``(n_samples, C_yhat, C_y)`` count matrices ``#{yhat = n, y = l}`` of label vectors
+    ``y_i ~ Cat(posterior[i])`` drawn independently, without materialising the labels.
+
+    With ``F_i(l) = sum_{k <= l} posterior[i, k]`` and ``u_i ~ U(0, 1)``, ``y_i > l`` iff
+    ``u_i > F_i(l)``, so ``G[n, l] = #{yhat_i = n, u_i > F_i(l)}`` (``G[n, -1]`` the group
+    size, ``G[n, C - 1] = 0``) gives ``#{yhat = n, y = l} = G[n, l - 1] - G[n, l]``: the
+    distribution of ``sampled_confusion_counts(sample_classes(posterior, M), prediction, C)``
+    at ``C - 1`` comparisons per item and draw.
+    """
+    P = np.asarray(posterior, dtype=np.float64)
+    N, C = P.shape
+    yhat = check_prediction(prediction, N, C)
+    rng = np.random.default_rng(seed)
+    order = np.argsort(yhat, kind="stable")
+    cdf = np.cumsum(P[order], axis=1)[:, :-1]  # (item sorted by yhat, C - 1)
+    sizes = np.bincount(yhat, minlength=C)
+    bounds = np.r_[0, np.cumsum(sizes)]
+    out = np.empty((n_samples, C, C), dtype=np.int64)
+    for s in range(0, n_samples, chunk):
+        u = rng.random((min(chunk, n_samples - s), N))
+        G = np.zeros((u.shape[0], C, C + 1), dtype=np.int64)  # (draw, n, threshold + 1)
+        G[:, :, 0] = sizes
+        for n in range(C):
+            group = slice(bounds[n], bounds[n + 1])
+            for l in range(C - 1):
+                G[:, n, l + 1] = np.count_nonzero(u[:, group] > cdf[group, l], axis=1)
+        out[s:s + u.shape[0]] = G[:, :, :-1] - G[:, :, 1:]
+    return out
+
+
 @dataclass(frozen=True)
 class MulticlassResult:
     """Algorithm 4's outcome. ``confusion`` ``(C, C)`` = ``P(yhat = n | y = l)`` (rows ``l``);
@@ -107,7 +139,7 @@ def algorithm_multiclass(likelihood, prior, prediction, *, n_samples=None, log=F
     j = 0
     while j < j_max:
         P = label_posterior(L, prior, yhat, K, log=True)
-        counts = sampled_confusion_counts(sample_classes(P, M, rng), yhat, C)  # (M, n, l)
+        counts = sample_confusion_counts(P, yhat, M, rng)  # (M, n, l)
         per_class = counts.sum(axis=1, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):
             cond = counts / per_class  # P(yhat = n | y = l) per draw, (M, n, l)
