@@ -7,11 +7,13 @@
   scored against the *ideal* metrics, those of the true labels
   (:func:`plausible.metrics.testing.empirical_metrics`). :func:`binary_mae` gives the mean
   absolute error ``MAE = (1/S) sum_s |estimate_s - ideal_s|`` over the ``S`` seeds.
-* :func:`multiclass_coverage_study`: ``C = 4``, ``N = 2000``; Algorithm 4's 95 % interval of
-  each cell ``C[n, l] = #{yhat = n, y = l}`` of the count confusion matrix against the true
-  count. The spec gives no confusion matrix for this case; :data:`MULTICLASS_CONFUSION` is
-  the one of ``notebooks/testing_noisy_labels.ipynb``. :func:`coverage_rate` pools the
-  ``S x C^2`` cells.
+* :func:`multiclass_coverage_study`: ``C = 4``, ``N = 2000``; the 95 % interval of each cell
+  ``C[n, l] = #{yhat = n, y = l}`` of the count confusion matrix against the true count, from
+  Algorithm 4 (plug-in estimate of the confusion matrix), from the exact posteriors under the
+  true confusion matrix (oracle) or from the joint Gibbs posterior of the classes and the
+  confusion matrix (:func:`~plausible.metrics.testing_multiclass.confusion_gibbs`). The spec
+  gives no confusion matrix for this case; :data:`MULTICLASS_CONFUSION` is the one of
+  ``notebooks/testing_noisy_labels.ipynb``. :func:`coverage_rate` pools the ``S x C^2`` cells.
 """
 
 from __future__ import annotations
@@ -37,11 +39,13 @@ from plausible.metrics.testing import (
 )
 from plausible.metrics.testing_multiclass import (
     algorithm_multiclass,
+    confusion_gibbs,
     count_moments,
     sampled_confusion_counts,
 )
 from plausible.models.fallibility import label_likelihood
 
+MULTICLASS_METHODS = ("alg4", "oracle", "gibbs")
 BINARY_METHODS = ("alg1_ratios", "alg2_sampling", "alg3_labels", "mmse_labels_only",
                   "labeler_mean", "labeler_median", "full_bayes")
 MULTICLASS_PRIOR = (0.4, 0.3, 0.2, 0.1)
@@ -111,34 +115,48 @@ def binary_mae(study: pd.DataFrame) -> pd.DataFrame:
     return mae.loc[study["method"].unique(), list(METRICS)]
 
 
-def multiclass_coverage_study(seeds: Iterable[int], *, n_items: int = 2000, n_labelers: int = 5,
-                              prior=MULTICLASS_PRIOR, confusion=MULTICLASS_CONFUSION,
-                              difficulty=(1.0, 5.0), fallibility=(0.0, 0.4),
-                              n_samples: int | None = None, oracle: bool = False) -> pd.DataFrame:
+def multiclass_coverage_study(seeds: Iterable[int], *, method: str = "alg4", n_items: int = 2000,
+                              n_labelers: int = 5, prior=MULTICLASS_PRIOR,
+                              confusion=MULTICLASS_CONFUSION, difficulty=(1.0, 5.0),
+                              fallibility=(0.0, 0.4), n_samples: int | None = None,
+                              draws: int = 1000) -> pd.DataFrame:
     """One row per (seed, cell): ``seed``, ``yhat`` (n), ``y`` (l), the true ``count``
-    ``#{yhat = n, y = l}``, Algorithm 4's posterior ``mean``, ``sd`` and 95 % interval
-    ``lower``, ``upper`` (normal, ``mean -+ 1.96 sd``), and ``covered = lower <= count <= upper``.
+    ``#{yhat = n, y = l}``, the posterior ``mean`` and ``sd`` of the cell, its 95 % interval
+    ``lower``, ``upper``, and ``covered = lower <= count <= upper``.
 
     Data: ``simulate_su(n_items, n_labelers, prior=prior, confusion=confusion, ...,
-    seed=seed)``; Algorithm 4 with ``n_samples`` (default ``2500 C``) seeded by ``seed``.
-    ``oracle=True`` skips Algorithm 4 and forms the same intervals from the label posterior
-    under the true ``confusion``: exact posteriors of the simulation, so nominal coverage
-    there isolates the error of Algorithm 4's plug-in estimate of ``K``.
+    seed=seed)``. ``method`` (:data:`MULTICLASS_METHODS`):
+
+    * ``"alg4"``: Algorithm 4 with ``n_samples`` (default ``2500 C``) seeded by ``seed``;
+      normal intervals ``mean -+ 1.96 sd`` given its estimate of the confusion matrix;
+    * ``"oracle"``: the same intervals from the label posterior under the true ``confusion``:
+      exact posteriors of the simulation, so nominal coverage there isolates the error of
+      Algorithm 4's plug-in estimate;
+    * ``"gibbs"``: :func:`~plausible.metrics.testing_multiclass.confusion_gibbs` (uniform
+      Dirichlet rows, 4 chains of ``draws`` kept draws, seeded by ``seed``); central
+      quantile intervals of the count draws, which carry the uncertainty of the matrix.
     """
+    if method not in MULTICLASS_METHODS:
+        raise ValueError(f"unknown method {method!r}; choose from {MULTICLASS_METHODS}")
+    z = stats.norm.ppf(0.975)
     rows = []
     for seed in seeds:
         sim = su_simulation.simulate_su(n_items, n_labelers, prior=prior, confusion=confusion,
                                         difficulty=difficulty, fallibility=fallibility, seed=seed)
         C = sim.prior.size
         likelihood = label_likelihood(sim.labels, sim.difficulty, sim.fallibility)
-        if oracle:
+        if method == "oracle":
             posterior = label_posterior(likelihood, sim.prior, sim.prediction, sim.confusion)
             mean, var, _ = count_moments(posterior, sim.prediction)
             sd = np.sqrt(var)
-            lower, upper = mean - stats.norm.ppf(0.975) * sd, mean + stats.norm.ppf(0.975) * sd
+            lower, upper = mean - z * sd, mean + z * sd
         else:
-            result = algorithm_multiclass(likelihood, sim.prior, sim.prediction,
-                                          n_samples=n_samples, seed=seed)
+            if method == "alg4":
+                result = algorithm_multiclass(likelihood, sim.prior, sim.prediction,
+                                              n_samples=n_samples, seed=seed)
+            else:
+                result = confusion_gibbs(likelihood, sim.prior, sim.prediction, draws=draws,
+                                         seed=seed)
             mean, sd, (lower, upper) = result.counts_mean, result.counts_sd, result.counts_interval
         count = sampled_confusion_counts(sim.truth[None], sim.prediction, C)[0]
         n, l = np.meshgrid(np.arange(C), np.arange(C), indexing="ij")
