@@ -32,8 +32,10 @@ Per item ``i`` (candidate log-worths ``x_i (C,)``, log pooled mass ``y_i``) one 
    adapts them during warm-up only, so the kept chain is a fixed Metropolis-within-Gibbs
    kernel).
 
-Randomness: numba's own generator (``np.random`` inside the kernels), seeded from the caller's
-``numpy.random.Generator`` through :func:`seed`, so a seed reproduces a run (single thread).
+Randomness: numba's own generator (``np.random`` inside the kernels; one state per thread),
+seeded from the caller's ``numpy.random.Generator`` through :func:`seed` in the thread that then
+runs the kernels, so a seed reproduces a run (one thread per seed, as in
+:func:`plausible.inference.plackett_luce_sampler.sample_candidates`).
 ``log G(s)`` for ``G ~ Gamma(s, 1)`` uses ``log G(s + 1) + log(U) / s`` when ``s < 1`` (finite
 for the tiny default ``a = 1 / K``).
 """
@@ -46,7 +48,8 @@ import numpy as np
 
 @numba.njit(cache=True)
 def seed(value):
-    """Seed numba's generator (used by every kernel of this module)."""
+    """Seed the calling thread's numba generator (used by every kernel of this module run
+    in that thread)."""
     np.random.seed(value)
 
 

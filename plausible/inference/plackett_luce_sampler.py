@@ -2,9 +2,10 @@
 
 Runs the compiled exact sweep :func:`~plausible.inference.plackett_luce_kernel.sweep_kernel`
 (the Gibbs step of :class:`~plausible.inference.plackett_luce_gibbs.PlackettLuceGibbs` plus
-Metropolis moves with the exact likelihood) without the PyMC sampling loop: all chains are
-advanced together by one kernel call per sweep (the items are tiled once per chain, chains
-never interact) and the ``DataTree`` is built directly.
+Metropolis moves with the exact likelihood) without the PyMC sampling loop: one kernel call per
+sweep and chain, each chain run from its own seed in a thread of its own (the kernel releases
+the GIL; chains never interact, so the draws do not depend on the number of threads), and the
+``DataTree`` is built directly.
 
 Storage (dims ``chain, draw, item, candidate``):
 
@@ -25,6 +26,11 @@ The Metropolis proposal scales are adapted per item during warm-up only
 """
 
 from __future__ import annotations
+
+import functools
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import xarray as xr
@@ -96,11 +102,60 @@ def adapt_proposals(lay, sigma, shift_sd, factor, accepted, moments, n_sweeps: i
     moments[:] = 0.0
 
 
+def default_cores(chains: int) -> int:
+    """``min(chains, CPUs this process may run on)`` (the affinity mask where the platform
+    has one, else ``os.cpu_count()``): more threads than chains would idle, and the draws do
+    not depend on the number of threads."""
+    try:
+        available = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        available = os.cpu_count() or 1
+    return max(1, min(int(chains), available))
+
+
+def _run_chain(rankings, lay, chain_seed, cand_out, pool_out, *, repetitions, draws, tune,
+               shape, rate, dispersion, thin, metropolis_scale, rounds, stop=None):
+    """Warm-up (with its own proposal adaptation) and sampling of one chain, in the calling
+    thread: numba's generator of this thread is seeded first, so the draws depend on
+    ``chain_seed`` only. Writes the kept draws into ``cand_out (1, draw, item, C)`` and
+    ``pool_out (1, draw, item)``; returns early once ``stop`` (a ``threading.Event``) is
+    set."""
+    rng = np.random.default_rng(chain_seed)
+    valid = lay.candidate_class >= 0
+    pooled = lay.n_pooled > 0
+    log_cand = np.where(valid, rng.uniform(-dispersion, dispersion, valid.shape), -np.inf)
+    log_pool = np.where(pooled, rng.uniform(-dispersion, dispersion, pooled.shape), -np.inf)
+    kernel.seed(int(rng.integers(2**32)))  # this thread's numba generator
+    width = lay.max_candidates
+    sigma, shift_sd = initial_proposals(lay, repetitions, shape, metropolis_scale)
+    factor = np.ones(lay.n_items)
+    accepted = np.zeros((lay.n_items, 1 + 2 * width))
+    moments = np.zeros((lay.n_items, width + 1, 2))
+    static = (np.r_[lay.reader_start, lay.n_readers_total], lay.block_offsets,
+              lay.entry_offsets, lay.entry_candidate, lay.rank, lay.n_candidates,
+              lay.n_pooled, lay.ranked_count, int(repetitions), rankings.n_classes, shape,
+              float(rate), rounds, sigma, shift_sd, log_cand, log_pool, accepted, moments)
+    window_ends = {int(f * tune) for f in ADAPT_WINDOWS} if rounds and tune >= 100 else set()
+    window_start, window_end = 0, max(window_ends, default=0)
+    for it in range(tune + draws * thin):
+        if stop is not None and stop.is_set():
+            return
+        store = it >= tune and (it - tune + 1) % thin == 0
+        kept = (it - tune) // thin if store else 0
+        adapt = it < window_end
+        # compiled with nogil: other chains' threads run meanwhile
+        kernel.sweep_kernel(*static, cand_out[:, kept], pool_out[:, kept], store, adapt)
+        if it + 1 in window_ends:
+            adapt_proposals(lay, sigma, shift_sd, factor, accepted, moments,
+                            it + 1 - window_start, rounds)
+            window_start = it + 1
+
+
 def sample_candidates(rankings: Rankings, *, repetitions: int = 1, draws: int = 1000,
                       tune: int = 500, chains: int = 4, seed: int | None = None,
                       shape: float | None = None, rate: float = 1.0, dispersion: float = 2.0,
                       thin: int = 1, metropolis_scale: float = 1.0, metropolis_rounds: int = 1,
-                      dtype=np.float32) -> xr.DataTree:
+                      cores: int | None = None, dtype=np.float32) -> xr.DataTree:
     """Sample the Bayesian PL posterior (``Gamma(shape, rate)`` worths, default
     ``shape = 1/K``) with readers repeated ``repetitions`` times; returns the candidate
     ``DataTree`` described in the module docstring.
@@ -111,42 +166,49 @@ def sample_candidates(rankings: Rankings, *, repetitions: int = 1, draws: int = 
     (augmentation with each reader's ``gamma`` copies, conjugate worths, total-worth redraw)
     then ``metropolis_rounds`` rounds of Metropolis moves with the exact likelihood
     (``metropolis_scale = 0`` or ``metropolis_rounds = 0`` turns them off). State is float64,
-    storage ``dtype``. Same seed, same draws (numba's generator is seeded from ``seed``).
+    storage ``dtype``.
+
+    Parallelism and seeding: every chain is run on its own (jitter, warm-up with its own
+    proposal adaptation, draws) from its own seed, child ``c`` of
+    ``numpy.random.SeedSequence(seed).spawn(chains)`` (numba's generator is per thread and is
+    seeded in the thread that runs the chain). The chains are spread over ``cores`` threads
+    (the compiled sweep releases the GIL); ``cores = None`` means :func:`default_cores`
+    (``min(chains, available CPUs)``), ``cores = 1`` runs them one after another in the
+    calling thread. The draws depend on ``seed`` only: same seed, bit-identical draws
+    whatever ``cores`` (and chain ``c``'s draws do not depend on ``chains`` either).
     """
     shape = 1.0 / rankings.n_classes if shape is None else float(shape)
     if int(repetitions) != repetitions or repetitions < 1:
         raise ValueError(f"repetitions must be a positive integer, got {repetitions!r}")
-    tiled = tile_items(rankings, chains)
-    lay = layout(tiled)  # readers once; the kernel counts each `repetitions` times
+    cores = default_cores(chains) if cores is None else int(cores)
+    if cores < 1:
+        raise ValueError(f"cores must be a positive integer, got {cores!r}")
+    lay = layout(rankings)  # readers once; the kernel counts each `repetitions` times
     n_items, width = rankings.n_items, lay.max_candidates
-    rng = np.random.default_rng(seed)
-    valid = lay.candidate_class >= 0
-    pooled = lay.n_pooled > 0
-    log_cand = np.where(valid, rng.uniform(-dispersion, dispersion, valid.shape), -np.inf)
-    log_pool = np.where(pooled, rng.uniform(-dispersion, dispersion, pooled.shape), -np.inf)
-    kernel.seed(int(rng.integers(2**32)))
+    chain_seeds = np.random.SeedSequence(seed).spawn(chains)
     cand_out = np.empty((chains, draws, n_items, width), dtype=dtype)
     pool_out = np.empty((chains, draws, n_items), dtype=dtype)
-    sigma, shift_sd = initial_proposals(lay, repetitions, shape, metropolis_scale)
-    factor = np.ones(lay.n_items)
-    accepted = np.zeros((lay.n_items, 1 + 2 * width))
-    moments = np.zeros((lay.n_items, width + 1, 2))
     rounds = int(metropolis_rounds) if metropolis_scale > 0 else 0
-    static = (np.r_[lay.reader_start, lay.n_readers_total], lay.block_offsets,
-              lay.entry_offsets, lay.entry_candidate, lay.rank, lay.n_candidates,
-              lay.n_pooled, lay.ranked_count, int(repetitions), rankings.n_classes, shape,
-              float(rate), rounds, sigma, shift_sd, log_cand, log_pool, accepted, moments)
-    window_ends = {int(f * tune) for f in ADAPT_WINDOWS} if rounds and tune >= 100 else set()
-    window_start, window_end = 0, max(window_ends, default=0)
-    for it in range(tune + draws * thin):
-        store = it >= tune and (it - tune + 1) % thin == 0
-        kept = (it - tune) // thin if store else 0
-        adapt = it < window_end
-        kernel.sweep_kernel(*static, cand_out[:, kept], pool_out[:, kept], store, adapt)
-        if it + 1 in window_ends:
-            adapt_proposals(lay, sigma, shift_sd, factor, accepted, moments,
-                            it + 1 - window_start, rounds)
-            window_start = it + 1
+    run = functools.partial(
+        _run_chain, rankings, lay, repetitions=repetitions, draws=draws, tune=tune,
+        shape=shape, rate=rate, dispersion=dispersion, thin=thin,
+        metropolis_scale=metropolis_scale, rounds=rounds)
+    jobs = [(chain_seeds[c], cand_out[c:c + 1], pool_out[c:c + 1]) for c in range(chains)]
+    if cores == 1 or chains == 1:
+        for job in jobs:
+            run(*job)
+    else:
+        stop = threading.Event()
+        with ThreadPoolExecutor(max_workers=min(cores, chains)) as pool:
+            futures = [pool.submit(run, *job, stop=stop) for job in jobs]
+            try:
+                for future in futures:
+                    future.result()  # re-raises a chain's exception
+            except BaseException:  # e.g. KeyboardInterrupt: stop the other chains
+                stop.set()
+                for future in futures:
+                    future.cancel()
+                raise
     coords = {"chain": np.arange(chains), "draw": np.arange(draws), "item": rankings.items,
               "candidate": np.arange(width)}
     posterior = xr.Dataset(
