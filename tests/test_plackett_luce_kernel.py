@@ -173,3 +173,34 @@ def test_sweep_simulation_based_calibration(rounds):
     counts = np.bincount(np.minimum(ranks * bins // (draws_c.shape[0] + 1), bins - 1),
                          minlength=bins)
     assert stats.chisquare(counts).pvalue > 0.001, counts
+
+
+def test_shift_scan_tries_every_j():
+    """Move 2 scans ``j = 1 .. n_candidates`` (the last only when something is pooled) once
+    per Metropolis round: ``rounds`` tries per valid ``j``, none elsewhere."""
+    rng = np.random.default_rng(7)
+    rankings, _ = random_rankings(rng, 30, 9, max_readers=4, max_block=3, max_ranked=6)
+    lay = pll.layout(rankings)
+    width, rounds = lay.max_candidates, 3
+    log_cand = np.where(lay.candidate_class >= 0, rng.normal(size=lay.candidate_class.shape),
+                        -np.inf)
+    log_pool = np.where(lay.n_pooled > 0, rng.normal(size=lay.n_items), -np.inf)
+    accepted = np.zeros((lay.n_items, 1 + 2 * width))
+    kernel.seed(1)
+    kernel.sweep_kernel(
+        np.r_[lay.reader_start, lay.n_readers_total], lay.block_offsets, lay.entry_offsets,
+        lay.entry_candidate, lay.rank, lay.n_candidates, lay.n_pooled, lay.ranked_count, 2,
+        rankings.n_classes, 0.3, 1.0, rounds, np.full((lay.n_items, width + 1), 0.5),
+        np.full((lay.n_items, width), 0.5), log_cand, log_pool, accepted,
+        np.zeros((lay.n_items, width + 1, 2)), np.empty((1, 1, width)), np.empty((1, 1)),
+        False, False)
+    j = np.arange(1, width + 1)
+    last = np.where(lay.n_pooled > 0, lay.n_candidates, lay.n_candidates - 1)
+    expected = np.where(j[None, :] <= np.maximum(last, 0)[:, None], float(rounds), 0.0)
+    # an item without candidates tries j = 0 (slot 0) when pooled
+    expected[:, 0] = np.where((lay.n_candidates == 0) & (lay.n_pooled > 0), rounds,
+                              expected[:, 0])
+    np.testing.assert_array_equal(accepted[:, 1 + width:], expected)
+    assert np.all(accepted[:, 1:1 + width] <= accepted[:, 1 + width:])
+    assert accepted[:, 1:1 + width].sum() > 0
+    assert np.all(np.isfinite(log_cand[lay.candidate_class >= 0]))

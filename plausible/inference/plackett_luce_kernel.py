@@ -22,11 +22,13 @@ Per item ``i`` (candidate log-worths ``x_i (C,)``, log pooled mass ``y_i``) one 
    ``gamma log p(b | lambda) + sum_c (a x_c - b e^{x_c}) + n_pooled a y - b e^y`` with the exact
    tied likelihood :func:`item_log_likelihood` (checked against
    :func:`plausible.models.plackett_luce_likelihood.reader_log_likelihood`): a joint random walk
-   ``x_c += sigma_c z_c``, ``y += sigma_pool z``, then a common shift ``+ delta`` of every
-   log-worth but the item's ``j`` largest candidates (``j = 1`` with probability 1/2, else
-   uniform in ``2..n_candidates``; the direction in which the minor classes shrink together,
-   where the augmentation crawls; symmetric among states with the same top-``j`` set,
-   shifts that change it are rejected), then a swap of the log-worths of two random
+   ``x_c += sigma_c z_c``, ``y += sigma_pool z``, then, for every ``j = 1 .. n_candidates``
+   in turn (a deterministic scan; ``j = n_candidates`` only when something is pooled), a
+   common shift ``+ delta_j`` of every log-worth but the item's ``j`` largest candidates,
+   the pool included (the directions in which the minor classes shrink together, where the
+   augmentation crawls; each a Metropolis update of its own, with unit Jacobian and a
+   proposal symmetric among states with the same top-``j`` set, shifts that change that set
+   being rejected), then a swap of the log-worths of two random
    candidates (symmetric, the prior being exchangeable; it jumps between the mirror-image
    modes of classes the readers tie). The proposal scales are given per item (the caller
    adapts them during warm-up only, so the kept chain is a fixed Metropolis-within-Gibbs
@@ -299,9 +301,9 @@ def _metropolis_item(r0, r1, gamma, block_offsets, entry_offsets, entry_candidat
     """``rounds`` rounds of the three Metropolis moves of the module docstring on one item;
     updates ``x (C,)`` in place and returns the new ``y``. ``sigma (C + 1,)``: proposal sds
     of move 1 (the pool's last); ``shift_sd (C,)``: sd of move 2's shift when the ``j``
-    largest candidates stay (index ``j - 1``). Counts into ``accepted (1 + 2 C,)``: move 1's
-    acceptances, then move 2's acceptances and tries per ``j``. Valid candidates are the
-    first ``n_candidates`` slots (layout order)."""
+    largest candidates stay (index ``j - 1``; every ``j`` tried once per round). Counts into
+    ``accepted (1 + 2 C,)``: move 1's acceptances, then move 2's acceptances and tries per
+    ``j``. Valid candidates are the first ``n_candidates`` slots (layout order)."""
     width = x.size
     pooled = n_pooled > 0
     pool_shape = n_pooled * shape
@@ -323,14 +325,14 @@ def _metropolis_item(r0, r1, gamma, block_offsets, entry_offsets, entry_candidat
                 x[c] = x_new[c]
             y, current = y_new, proposed
             accepted[0] += 1.0
-        # 2. common shift of every log-worth but the j largest candidates (j = 1 with
-        # probability 1/2, else uniform in 2..n_candidates; the pool always shifts):
-        # symmetric among states with the same top-j set; shifts changing that set rejected
-        j = min(n_candidates, 1)
-        if n_candidates > 1 and np.random.random() < 0.5:
-            j = np.random.randint(2, n_candidates + 1)
-        if j < n_candidates or pooled:
-            _top_order(x, n_candidates, order)
+        # 2. for each j in turn, a common shift of every log-worth but the j largest
+        # candidates (the pool always shifts; j = n_candidates shifts the pool alone):
+        # symmetric among states with the same top-j set, shifts changing that set rejected.
+        # An accepted shift keeps the whole order of the log-worths (the shifted ones move
+        # together and stay below the j-th largest), so `order` stays valid for the scan.
+        _top_order(x, n_candidates, order)
+        j_last = n_candidates if pooled else n_candidates - 1
+        for j in range(min(n_candidates, 1), j_last + 1):
             slot = max(j - 1, 0)
             accepted[1 + width + slot] += 1.0
             delta = shift_sd[slot] * np.random.standard_normal()
