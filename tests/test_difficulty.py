@@ -6,6 +6,8 @@ import itertools
 
 import numpy as np
 import pandas as pd
+import pytensor
+import pytensor.tensor as pt
 import pytest
 import xarray as xr
 from scipy import stats
@@ -14,9 +16,10 @@ from scipy.special import expit, logsumexp, softmax
 from plausible.data.glad_simulation import simulate_glad
 from plausible.data.labels import Labels
 from plausible.inference.conjugacy import declared_gibbs
-from plausible.inference.difficulty_gibbs import class_log_likelihoods
+from plausible.inference.difficulty_gibbs import ClassGibbs
+from plausible.inference.difficulty_slice import LabelGroups
 from plausible.models import glad, su_difficulty
-from plausible.models.difficulty import majority_vote, posterior_labels
+from plausible.models.difficulty import class_log_likelihood_graph, majority_vote, posterior_labels
 from plausible.models.fallibility import error_rate
 
 
@@ -89,14 +92,14 @@ def test_likelihood_and_plausibility_against_brute_force(small3, name, gibbs):
 
 
 def test_class_log_likelihoods_handle_perfect_labels():
-    item, label = np.array([0, 0, 1]), np.array([1, 1, 0])
-    L = class_log_likelihoods(item, label, 2, 3, np.zeros(3), np.full(3, -np.inf))
+    labels = _labels([0, 0, 1], [0, 1, 0], [1, 1, 0], 2, 2, 3)
+    L = class_log_likelihood_graph(labels, np.zeros(3), np.full(3, -np.inf)).eval()
     assert np.isneginf(L[0, [0, 2]]).all() and L[0, 1] == 0 and L[1, 0] == 0
     assert not np.isnan(L).any()
 
 
-def _step(model, seed):
-    [declaration] = declared_gibbs(model)
+def _step(model, seed, step=ClassGibbs):
+    [declaration] = [d for d in declared_gibbs(model) if d.step is step]
     step = declaration.instantiate(model)
     step.rng = np.random.default_rng(seed)
     return step
@@ -224,24 +227,28 @@ def test_bad_priors():
         su_difficulty.build(labels, difficulty_prior=(0.0, 1.0))
 
 
-def test_fused_glad_likelihood_matches_graph(small3):
-    """The numba Op's value and gradients equal the pytensor graph of the same likelihood."""
-    import pytensor
-    import pytensor.tensor as pt
-
+def test_fused_glad_class_posterior_matches_graph(small3):
+    """The numba Op's class posterior (item, class) equals softmax(log pi + L) with L the
+    pytensor graph of the same likelihood, also where |alpha beta| is large (the stable
+    branches) and past the vectorised exp's clamp at -708."""
     rng = np.random.default_rng(9)
-    a, b = pt.dvector("a"), pt.dvector("b")
-    z = rng.integers(0, 3, small3.n_items)
+    a, b, log_pi = pt.dvector("a"), pt.dvector("b"), pt.dvector("log_pi")
     score = a[small3.annotator] * pt.exp(b)[small3.item]
-    agree = small3.label == z[small3.item]
-    graph = pt.switch(agree, -pt.softplus(-score), -pt.softplus(score) - np.log(2)).sum()
-    fused = glad.ConditionalLogLikelihood(3)(a, b, z, small3.item, small3.annotator, small3.label)[0]
-    f = pytensor.function([a, b], [graph, *pytensor.grad(graph, [a, b]), fused, *pytensor.grad(fused, [a, b])])
-    for scale in (1.0, 30.0):  # large |s| exercises the stable branches
+    L = class_log_likelihood_graph(small3, -pt.softplus(-score), -pt.softplus(score))
+    fused = glad._class_posterior(small3, log_pi, a, b)
+    f = pytensor.function([log_pi, a, b], [L, fused])
+    for scale in (1.0, 30.0, 400.0):
         av, bv = rng.normal(0, scale, small3.n_annotators), rng.normal(0, 1, small3.n_items)
-        out = f(av, bv)
-        for expected, got in zip(out[:3], out[3:]):
-            np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-10)
+        prior = np.log(rng.dirichlet(np.ones(3)))
+        expected, got = f(prior, av, bv)
+        np.testing.assert_allclose(got, softmax(prior + expected, axis=1), rtol=1e-9, atol=1e-14)
+        np.testing.assert_allclose(glad.class_log_likelihood(av, bv, *_by_item(small3)), expected,
+                                   rtol=1e-12, atol=1e-9 * max(1.0, np.abs(expected).max()))
+
+
+def _by_item(labels):
+    g = LabelGroups.by(labels.item, labels.annotator, labels.label, labels.n_items)
+    return g.offsets, g.partner, g.label, labels.n_classes
 
 
 def test_simulate_glad_is_seeded_and_follows_the_model():

@@ -4,6 +4,7 @@ from plausible.inference.annotator_beta_gibbs import AnnotatorBetaGibbs
 from plausible.inference import distributed
 from plausible.inference.conjugacy import declare_gibbs, declared_gibbs
 from plausible.inference.difficulty_gibbs import ClassGibbs
+from plausible.inference.difficulty_slice import DifficultySlice
 from plausible.inference.dirichlet_gibbs import DirichletGibbs
 from plausible.inference.nig_gibbs import NIGGibbs
 from plausible.inference.plackett_luce_gibbs import PlackettLuceGibbs
@@ -13,6 +14,7 @@ from plausible.inference.sampling import sample
 __all__ = [
     "AnnotatorBetaGibbs",
     "ClassGibbs",
+    "DifficultySlice",
     "DirichletGibbs",
     "NIGGibbs",
     "PlackettLuceGibbs",

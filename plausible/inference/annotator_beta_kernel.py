@@ -20,6 +20,8 @@ import math
 import numba
 import numpy as np
 
+from plausible.inference.univariate_slice import slice_update
+
 NO_HYPER, HALF_SQUARE, SYMMETRIC = 0, 1, 2
 
 
@@ -112,28 +114,10 @@ def _group_density(x, coordinate, other, n, s1, s0):
     return beta_group_log_density(other, x, n, s1, s0)
 
 
-@numba.njit(cache=True)
-def slice_group_coordinate(rng, x, log_fx, lower, upper, width, coordinate, other, n, s1, s0):
-    """Neal's (2003) slice update (stepping out, shrinkage) of the group mean
-    (``coordinate`` 0, scale ``other``) or inverse-sqrt scale (1, mean ``other``) on the
-    open support ``(lower, upper)``; returns the new value and its log density."""
-    level = log_fx + math.log(rng.random())
-    left = x - width * rng.random()
-    right = left + width
-    while lower < left and _group_density(left, coordinate, other, n, s1, s0) > level:
-        left -= width
-    while right < upper and _group_density(right, coordinate, other, n, s1, s0) > level:
-        right += width
-    while True:
-        y = left + (right - left) * rng.random()
-        if lower < y < upper:
-            log_fy = _group_density(y, coordinate, other, n, s1, s0)
-            if log_fy > level:
-                return y, log_fy
-        if y < x:
-            left = y
-        else:
-            right = y
+# Neal's (2003) slice update of the group mean (coordinate 0, scale ``other``) or inverse-sqrt
+# scale (1, mean ``other``), stepping out without limit: ``_slice_group(rng, x, log_fx, lower,
+# upper, width, 0, (coordinate, other, n, s1, s0)) -> (x', log f(x'), evaluations)``.
+_slice_group = slice_update(_group_density)
 
 
 @numba.njit(cache=True)
@@ -150,10 +134,10 @@ def hyper_scan(rng, means, inv_sqrt, z, size, coupling, u_max):
         n = size[g]
         lower = 0.5 if coupling == SYMMETRIC else 1.0 - means[1 - g]
         log_f = beta_group_log_density(means[g], inv_sqrt[g], n, s1, s0)
-        means[g], log_f = slice_group_coordinate(rng, means[g], log_f, lower, 1.0, 0.5 * (1.0 - lower),
-                                                 0, inv_sqrt[g], n, s1, s0)
-        inv_sqrt[g], log_f = slice_group_coordinate(rng, inv_sqrt[g], log_f, 0.0, u_max, 0.25 * u_max,
-                                                    1, means[g], n, s1, s0)
+        means[g], log_f, _ = _slice_group(rng, means[g], log_f, lower, 1.0, 0.5 * (1.0 - lower), 0,
+                                          (0, inv_sqrt[g], n, s1, s0))
+        inv_sqrt[g], log_f, _ = _slice_group(rng, inv_sqrt[g], log_f, 0.0, u_max, 0.25 * u_max, 0,
+                                             (1, means[g], n, s1, s0))
 
 
 @numba.njit(cache=True)

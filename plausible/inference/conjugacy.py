@@ -26,12 +26,14 @@ class GibbsDeclaration:
         return self.step(list(self.vars), model=model, **self.kwargs)
 
 
-def declare_gibbs(model: pm.Model, step: type, vars, **kwargs) -> None:
-    """Record that ``step(vars, **kwargs)`` samples ``vars`` exactly given the rest."""
+def declare_gibbs(model: pm.Model, step: type, vars, *, first: bool = False, **kwargs) -> None:
+    """Record that ``step(vars, **kwargs)`` samples ``vars`` exactly given the rest (after the
+    steps declared before it in each iteration, or before all of them with ``first``)."""
     declared = getattr(model, _ATTRIBUTE, ())
-    setattr(model, _ATTRIBUTE, (*declared, GibbsDeclaration(step, tuple(vars), kwargs)))
+    new = GibbsDeclaration(step, tuple(vars), kwargs)
+    setattr(model, _ATTRIBUTE, (new, *declared) if first else (*declared, new))
 
 
 def declared_gibbs(model: pm.Model) -> tuple[GibbsDeclaration, ...]:
-    """The Gibbs steps a model builder declared, in declaration order."""
+    """The Gibbs steps a model builder declared, in the order they run in an iteration."""
     return getattr(model, _ATTRIBUTE, ())

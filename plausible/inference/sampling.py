@@ -63,8 +63,10 @@ def sample(
         As in ``pm.sample``; ``cores=1`` runs chains sequentially, which for vectorised
         Gibbs steps is usually as fast as processes and needs no pickling.
     tune
-        Warm-up iterations; by default 0 when exact Gibbs steps cover every free
-        variable (each draw is then exact whatever the start) and 1000 otherwise.
+        Warm-up iterations; by default, when the model's declared steps cover every free
+        variable, the most any of them asks for (``default_tune_steps``: 0 for exact
+        conditional draws, which need no tuning; slice steps tune their widths), and
+        1000 otherwise.
     seed
         Makes the whole run reproducible: same seed, same draws.
     dispersion
@@ -80,7 +82,7 @@ def sample(
     covered = {var for step in steps for var in step.vars}
     all_exact = covered == set(model.value_vars)
     if tune is None:
-        tune = 0 if all_exact else 1000
+        tune = max((step.default_tune_steps or 0 for step in steps), default=0) if all_exact else 1000
     init_seed, sample_seed = np.random.SeedSequence(seed).spawn(2)
     initvals = dispersed_initvals(model, chains, np.random.default_rng(init_seed), dispersion)
     with model:

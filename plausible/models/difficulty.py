@@ -15,10 +15,13 @@ correct with probability ``r_k`` and otherwise uniform over the ``C - 1`` wrong 
 continuous parameters and ``pi``:
 
 * ``gibbs=True``: ``z`` is a model variable, ``true_class (item)`` (initial value: the
-  majority vote). :class:`~plausible.inference.difficulty_gibbs.ClassGibbs` draws ``z`` and
-  ``pi`` from their exact conditionals, first in every iteration (``z`` given the current
-  continuous parameters and ``pi``, so its previous value is never read); NUTS moves the continuous parameters with ``z`` as data,
-  on the likelihood ``sum_k [x_k = z_{i_k}] log r_k + [x_k != z_{i_k}] log((1 - r_k)/(C-1))``.
+  majority vote). Each iteration first moves the continuous parameters given ``z`` (as
+  data, likelihood ``sum_k [x_k = z_{i_k}] log r_k + [x_k != z_{i_k}] log((1 - r_k)/(C-1))``;
+  the model builder declares the step,
+  :class:`~plausible.inference.difficulty_slice.DifficultySlice`, an exact slice scan: no
+  NUTS), then :class:`~plausible.inference.difficulty_gibbs.ClassGibbs` draws ``z`` and
+  ``pi`` from their exact conditionals (``z`` given the new continuous parameters and
+  ``pi``, so its previous value is never read).
 * ``gibbs=False``: ``z`` summed out, ``sum_i logsumexp_c(log pi_c + L[i, c])`` with
   ``L[i, c] = sum_{k: i_k = i} log p(x_k | z_i = c)``; NUTS on everything (the cross-check).
 
@@ -60,47 +63,56 @@ def coords(labels: Labels) -> dict:
     return {"item": labels.items, "annotator": labels.annotators, "class": labels.classes}
 
 
+def label_indices(labels: Labels):
+    """``(item, annotator)`` of the labels as pytensor constants, to index model variables
+    with (indexing with a numpy array makes PyTensor inspect every index in Python: seconds
+    for 10^5 labels)."""
+    return pt.constant(labels.item), pt.constant(labels.annotator)
+
+
 def class_log_likelihood_graph(labels: Labels, log_correct, log_incorrect):
-    """Pytensor ``L (item, class)``, ``L[i, c] = sum_{k: i_k = i} log p(x_k | z_i = c)``."""
+    """Pytensor ``L (item, class)``, ``L[i, c] = sum_{k: i_k = i} log p(x_k | z_i = c)``.
+
+    The ``(annotation, class)`` terms are summed into ``(item, class)``, so a perfect label
+    (``log(1 - r_k) = -inf``) gives ``-inf`` for the classes it rules out, never ``nan``."""
     I, C = labels.n_items, labels.n_classes
     wrong = log_incorrect - np.log(C - 1)
-    base = pt.inc_subtensor(pt.zeros(I)[labels.item], wrong)
-    extra = pt.inc_subtensor(pt.zeros((I, C))[labels.item, labels.label], log_correct - wrong)
-    return base[:, None] + extra
+    terms = pt.where(np.equal.outer(labels.label, np.arange(C)), log_correct[:, None], wrong[:, None])
+    item, _ = label_indices(labels)
+    return pt.inc_subtensor(pt.zeros((I, C))[item], terms)
 
 
 def add_class_layer(model: pm.Model, labels: Labels, log_correct, log_incorrect, *, gibbs: bool,
-                    class_concentration: float, plausibility: bool,
-                    conditional_likelihood=None) -> None:
-    """Add ``class_prior``, the likelihood (potential ``labels``), ``true_class`` (Gibbs
-    build) and ``plausibility`` to ``model`` (see module). ``log_correct``,
-    ``log_incorrect``: pytensor ``(annotation,)`` expressions of ``log r_k``, ``log(1 - r_k)``.
-    ``conditional_likelihood(model, z)``: optional faster expression of the Gibbs build's
-    likelihood given ``z`` (the same value as the default graph)."""
+                    class_concentration: float, plausibility: bool, class_posterior=None) -> None:
+    """Add ``class_prior``, the likelihood (potential ``labels``), ``true_class`` and its
+    Gibbs step (Gibbs build) and ``plausibility`` to ``model`` (see module).
+    ``log_correct``, ``log_incorrect``: pytensor ``(annotation,)`` expressions of ``log r_k``,
+    ``log(1 - r_k)``. ``class_posterior(log_prior)``: optional faster expression of the class
+    posterior ``softmax_c(log pi_c + L[i, c])`` ``(item, class)`` given the pytensor
+    ``log pi`` (the class draws and the plausibility; no gradient needed)."""
     C = labels.n_classes
     if not (np.isfinite(class_concentration) and class_concentration > 0):
         raise ValueError(f"class_concentration must be finite and > 0, got {class_concentration}")
     concentration = np.full(C, float(class_concentration))
     with model:
         pi = pm.Dirichlet("class_prior", a=concentration, dims="class")
-        L = class_log_likelihood_graph(labels, log_correct, log_incorrect)
-        log_joint = pt.log(pi)[None, :] + L
+        if class_posterior is None or not gibbs:
+            L = class_log_likelihood_graph(labels, log_correct, log_incorrect)
+            log_joint = pt.log(pi)[None, :] + L
+        if class_posterior is None:
+            posterior = pt.exp(pt.special.log_softmax(log_joint, axis=1))
+        else:
+            posterior = class_posterior(pt.log(pi))
         if gibbs:
             z = pm.Categorical("true_class", p=pi, dims="item", initval=majority_vote(labels))
-            if conditional_likelihood is None:
-                agree = pt.eq(labels.label, z[labels.item])
-                logp = pt.switch(agree, log_correct, log_incorrect - np.log(C - 1)).sum()
-            else:
-                logp = conditional_likelihood(model, z)
-            pm.Potential("labels", logp)
-            declare_gibbs(model, ClassGibbs, [z, pi], item=labels.item, label=labels.label,
-                          concentration=concentration, log_correct=log_correct,
-                          log_incorrect=log_incorrect)
+            agree = pt.eq(labels.label, z[label_indices(labels)[0]])
+            pm.Potential("labels", pt.switch(agree, log_correct, log_incorrect - np.log(C - 1)).sum())
+            declare_gibbs(model, ClassGibbs, [z, pi], concentration=concentration,
+                          class_probabilities=posterior)
         else:
             pm.Potential("labels", pt.logsumexp(log_joint, axis=1).sum())
         if plausibility:
-            pm.Deterministic("plausibility", pt.exp(pt.special.log_softmax(log_joint, axis=1)),
-                             dims=("item", "class"))
+            pm.Deterministic("plausibility", posterior, dims=("item", "class"))
 
 
 def posterior_labels(trace) -> xr.DataArray:
@@ -111,5 +123,5 @@ def posterior_labels(trace) -> xr.DataArray:
     return mean["class"][mean.argmax("class")].drop_vars("class")
 
 
-__all__ = ["add_class_layer", "check_labels", "class_log_likelihood_graph", "majority_vote",
-           "posterior_labels"]
+__all__ = ["add_class_layer", "check_labels", "class_log_likelihood_graph", "label_indices",
+           "majority_vote", "posterior_labels"]

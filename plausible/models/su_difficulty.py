@@ -14,8 +14,9 @@ Default priors: ``delta ~ Beta(1, 5)`` (most items easy, Su's main setting),
 
 Variables: ``difficulty (item)``, ``fallibility (annotator)``, ``class_prior (class)``,
 ``true_class (item)`` (Gibbs build only), deterministic ``plausibility (item, class)``.
-Builds: ``gibbs=True`` (exact Gibbs for ``z`` and ``pi``, NUTS on ``delta``, ``phi``) or
-``gibbs=False`` (``z`` summed out, NUTS only).
+Builds: ``gibbs=True`` (exact Gibbs for ``z`` and ``pi``, exact slice scan of ``delta`` and
+``phi`` given ``z``, :class:`~plausible.inference.difficulty_slice.DifficultySlice`: no NUTS)
+or ``gibbs=False`` (``z`` summed out, NUTS only).
 
 **Identifiability.** ``r_k >= 1/C`` for every parameter value (no adversarial labelers), so
 relabelling the classes never maps a parameter point to another with the same likelihood:
@@ -36,8 +37,10 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from plausible.data.labels import Labels
+from plausible.inference.conjugacy import declare_gibbs
 from plausible.inference.difficulty_gibbs import class_posterior
-from plausible.models.difficulty import add_class_layer, check_labels, coords
+from plausible.inference.difficulty_slice import DifficultySlice
+from plausible.models.difficulty import add_class_layer, check_labels, coords, label_indices
 from plausible.models.fallibility import error_rate, label_log_likelihood
 
 
@@ -49,7 +52,7 @@ def _check_beta(name, prior):
 
 def build(labels: Labels, *, gibbs: bool = True, difficulty_prior: tuple = (1.0, 5.0),
           fallibility_prior: tuple = (1.0, 2.0), class_concentration: float = 1.0,
-          plausibility: bool = True) -> pm.Model:
+          plausibility: bool = True, sweeps: int = 1) -> pm.Model:
     """PyMC model of Su's bilinear difficulty / fallibility model for ``labels``.
 
     Parameters
@@ -57,14 +60,17 @@ def build(labels: Labels, *, gibbs: bool = True, difficulty_prior: tuple = (1.0,
     labels : Labels
         Long labels with ``C >= 2`` classes; missing and replicated annotations allowed.
     gibbs : bool
-        ``True``: true classes and class prior by the exact Gibbs step, NUTS on
-        ``difficulty`` and ``fallibility``; ``False``: classes summed out, NUTS only.
+        ``True``: true classes and class prior by the exact Gibbs step, ``difficulty`` and
+        ``fallibility`` by the exact slice scan given the classes (no NUTS); ``False``:
+        classes summed out, NUTS only (the cross-check).
     difficulty_prior, fallibility_prior : (a, b)
         Beta priors of ``delta_i`` and ``phi_j``.
     class_concentration : float
         Symmetric Dirichlet concentration of ``pi``.
     plausibility : bool
         Record the deterministic ``plausibility (item, class)``.
+    sweeps : int
+        Slice sweeps of ``difficulty`` and ``fallibility`` per recorded draw (Gibbs build).
     """
     check_labels(labels)
     _check_beta("difficulty_prior", difficulty_prior)
@@ -74,11 +80,18 @@ def build(labels: Labels, *, gibbs: bool = True, difficulty_prior: tuple = (1.0,
         delta = pm.Beta("difficulty", *difficulty_prior, dims="item")
         phi = pm.Beta("fallibility", *fallibility_prior, dims="annotator")
         # 1 - epsilon = 1/C + ((C-1)/C) (1 - delta)(1 - phi): computed on the log scale
-        log_easy = pt.log1p(-delta)[labels.item] + pt.log1p(-phi)[labels.annotator]
+        item, annotator = label_indices(labels)
+        log_easy = pt.log1p(-delta)[item] + pt.log1p(-phi)[annotator]
         log_incorrect = np.log((C - 1) / C) + pt.log1mexp(log_easy)
         log_correct = pt.logaddexp(-np.log(C), np.log((C - 1) / C) + log_easy)
     add_class_layer(model, labels, log_correct, log_incorrect, gibbs=gibbs,
                     class_concentration=class_concentration, plausibility=plausibility)
+    if gibbs:
+        declare_gibbs(model, DifficultySlice, [phi, delta], first=True,
+                      true_class=model["true_class"], item=labels.item,
+                      annotator=labels.annotator, label=labels.label,
+                      n_classes=C, link="su", annotator_prior=fallibility_prior,
+                      item_prior=difficulty_prior, sweeps=sweeps)
     return model
 
 

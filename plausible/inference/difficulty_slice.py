@@ -1,0 +1,361 @@
+"""Exact slice scan of the annotator and item parameters of item-difficulty models given
+the true classes (GLAD, Su's model; spec 02 §2).
+
+Annotation ``k`` (label ``x_k`` of item ``i_k`` by annotator ``j_k``) is correct with
+probability ``r_k = r(a_{j_k}, b_{i_k})`` and otherwise uniform over the ``C - 1`` wrong
+classes. Given the true classes ``z`` the likelihood is
+``prod_k r_k^[x_k = z_{i_k}] ((1 - r_k) / (C - 1))^[x_k != z_{i_k}]``, so with independent
+priors each annotator parameter ``a_j`` depends only on annotator ``j``'s labels and the
+item parameters, and each item parameter ``b_i`` only on item ``i``'s labels and the
+annotator parameters. Both models write ``r_k`` through the product ``t(a_j) t(b_i)`` of a
+per-coordinate factor ``t``; with the signed coefficient ``w_k = +-t(partner)`` (``+`` when
+``x_k = z_{i_k}``) the full conditional of one coordinate ``x`` with factor ``t = t(x)`` is
+
+* GLAD (``a = alpha``, ``t = alpha``; ``b = log beta``, ``t = exp(b)``; Normal priors)::
+
+      log p(x | .) = -(x - m)^2 / (2 s^2) + sum_k log sigmoid(w_k t)     + const
+
+  (``log sigmoid(-s) = log(1 - sigmoid(s))``; the ``- log(C - 1)`` of a wrong label is a
+  constant);
+* Su (``a = phi``, ``b = delta`` in ``(0, 1)``, ``t = 1 - x``, Beta priors;
+  ``r = 1/C + ((C - 1)/C) t(phi) t(delta)``)::
+
+      log p(x | .) = (a - 1) log x + (b - 1) log(1 - x)
+                     + sum_{w_k > 0} log(1 + (C - 1) t w_k) + sum_{w_k < 0} log(1 + t w_k) + const.
+
+One sweep updates every annotator coordinate, then every item coordinate, each by Neal's
+univariate slice update (:mod:`plausible.inference.univariate_slice`) on its full
+conditional; the coordinates of a block are conditionally independent, so the sweep is an
+exact Gibbs scan of ``p(a, b | z, x)`` (Su's parameters are sliced on ``(0, 1)`` and written
+back to PyMC's log-odds value variables). The true classes are read from the point, never
+written: :class:`~plausible.inference.difficulty_gibbs.ClassGibbs` draws them.
+
+**GLAD's scale move.** The likelihood depends on ``alpha`` and ``beta`` only through the
+products ``alpha_j beta_i``, so the direction ``alpha -> c alpha``, ``beta -> beta / c`` is
+identified by the priors alone and coordinate updates crawl along it (on the benchmark of
+``benchmarks/bench_glad_crowdkit.py`` the mean ability had the lowest ESS of all). Each sweep
+ends with a move along it: ``u`` is drawn by a slice update from ``u = 0`` on
+
+    log q(u) = sum_j log N(e^u alpha_j; m_a, s_a) + sum_i log N(log beta_i - u; m_b, s_b) + J u
+
+and ``alpha <- e^u alpha``, ``log beta <- log beta - u``: the generalised Gibbs move of Liu and
+Sabatti (2000) for the group of scalings (``J u`` the log Jacobian of ``alpha -> e^u alpha``,
+Haar measure ``du``), exact with any slice width fixed along the orbit. It needs only the
+sums ``sum alpha_j``, ``sum alpha_j^2``, ``sum log beta_i``: no likelihood evaluation, and it
+keeps every ability's sign.
+
+**Layout.** The labels are grouped once by annotator and by item (CSR offsets,
+:class:`LabelGroups`); a sweep is one compiled pass (numba) per block over the grouped
+labels, filling a coordinate's coefficients just before its update, with no Python loop
+over coordinates or sweeps. GLAD's sums of log-sigmoids are vectorised
+(:mod:`plausible.inference.log_sigmoid_sum`).
+
+**Widths and stepping out.** Slice widths are per coordinate. They start at
+``initial_width`` and, while PyMC tunes, are set to ``WIDTH_PER_MOVE`` times the mean
+absolute move ``|x' - x|`` of the coordinate (tuning steps out without limit, so it finds
+the whole slice whatever the width and the moves measure the conditional, not the width),
+averaged from the start and again over the second half of tuning (burn-in moves are large).
+After tuning the widths are fixed, so the recorded draws are an exact Markov chain, and
+stepping out is limited to Neal's ``m`` per block (``max_steps``; by default unlimited for
+the annotators and ``m = 2`` for the items, whose many short updates are most of the cost).
+Tuning also serves as burn-in from :func:`plausible.sample`'s dispersed starts:
+``default_tune_steps`` iterations by default.
+"""
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+from pymc.logprob.transforms import LogOddsTransform
+from pymc.model import modelcontext
+from pymc.step_methods.compound import BlockedStep
+from pymc.util import get_value_vars_from_user_vars
+
+from plausible.inference.log_sigmoid_sum import sum_log1p_exp
+from plausible.inference.univariate_slice import slice_update
+
+GLAD, SU = 0, 1
+IDENTITY, EXPONENTIAL, COMPLEMENT = 0, 1, 2  # t(x) = x, exp(x), 1 - x
+WIDTH_PER_MOVE = 3.5
+LINKS = {"glad": (GLAD, IDENTITY, EXPONENTIAL), "su": (SU, COMPLEMENT, COMPLEMENT)}
+
+
+@dataclass(frozen=True)
+class LabelGroups:
+    """The labels grouped by one side (annotator or item), CSR style.
+
+    Group ``g``'s labels are ``offsets[g]:offsets[g + 1]`` (int64 ``(groups + 1,)``); for
+    each, ``partner`` is the other side's index (the item of an annotator's label, the
+    annotator of an item's label) and ``label`` its class (int32 ``(annotation,)``).
+    """
+
+    offsets: np.ndarray
+    partner: np.ndarray
+    label: np.ndarray
+
+    @classmethod
+    def by(cls, group, partner, label, n_groups):
+        """Group the long labels by ``group`` (int ``(annotation,)``, values < ``n_groups``)."""
+        order = np.argsort(group, kind="stable")
+        offsets = np.zeros(n_groups + 1, dtype=np.int64)
+        np.cumsum(np.bincount(group, minlength=n_groups), out=offsets[1:])
+        return cls(offsets, *(np.asarray(a)[order].astype(np.int32) for a in (partner, label)))
+
+
+@numba.njit(cache=True)
+def factor(kind, x):
+    """The coordinate's factor ``t(x)`` in ``r`` (see module)."""
+    if kind == IDENTITY:
+        return x
+    if kind == EXPONENTIAL:
+        return np.exp(x)
+    return 1.0 - x
+
+
+@numba.njit(cache=True)
+def glad_log_conditional(x, kind, magnitude, start, stop, negative, positive, mean, sd):
+    """GLAD's log full conditional (up to a constant) of one coordinate with factor kind
+    ``kind`` (``IDENTITY`` or ``EXPONENTIAL``) and prior ``Normal(mean, sd)``:
+    ``sum_k log sigmoid(w_k t) = t S - sum_k log(1 + exp(-|w_k| |t|))`` with
+    ``magnitude[start:stop] = |w_k|`` and ``S`` the sum of the negative (``t >= 0``) or of the
+    positive (``t < 0``) coefficients."""
+    t = factor(kind, x)
+    linear = t * (negative if t >= 0 else positive)
+    z = (x - mean) / sd
+    return linear - sum_log1p_exp(magnitude, start, stop, abs(t)) - 0.5 * z * z
+
+
+@numba.njit(cache=True)
+def su_log_conditional(x, w, start, stop, a, b, n_classes):
+    """Su's log full conditional (up to a constant) of one coordinate ``x`` in ``(0, 1)``,
+    ``t = 1 - x``, signed coefficients ``w[start:stop]`` and prior ``Beta(a, b)``."""
+    t = 1.0 - x
+    out = (a - 1.0) * np.log(x) + (b - 1.0) * np.log1p(-x)
+    for k in range(start, stop):
+        out += np.log1p((n_classes - 1) * t * w[k]) if w[k] > 0 else np.log1p(t * w[k])
+    return out
+
+
+_glad_update = slice_update(glad_log_conditional)
+_su_update = slice_update(su_log_conditional)
+
+
+@numba.njit(cache=True)
+def block_sweep(rng, x, width, kind, by_item, offsets, partner, label, partner_factor, z, prior,
+                n_classes, coefficients, moves, max_steps):
+    """Slice-update every coordinate of one block in place (``x``, ``(groups,)``) given the
+    partners' factors ``(partners,)`` and the true classes ``z``. The labels are grouped by
+    coordinate (:class:`LabelGroups` arrays ``offsets``, ``partner``, ``label``; a label's
+    item is its group when ``by_item``, else its partner); ``coefficients`` is scratch
+    ``(annotation,)`` for the group's ``|w_k|`` (GLAD) or ``w_k`` (Su), filled just before
+    the group's update. Adds ``|x' - x|`` to ``moves``; returns the number of density
+    evaluations."""
+    evaluations = 0
+    for g in range(x.size):
+        start, stop = offsets[g], offsets[g + 1]
+        negative = 0.0  # sums of the negative and positive signed coefficients (GLAD)
+        positive = 0.0
+        for k in range(start, stop):
+            w = partner_factor[partner[k]]
+            if label[k] != z[g if by_item else partner[k]]:
+                w = -w
+            if kind == COMPLEMENT:
+                coefficients[k] = w
+            else:
+                coefficients[k] = abs(w)
+                negative += min(w, 0.0)
+                positive += max(w, 0.0)
+        old = x[g]
+        if kind == COMPLEMENT:
+            args = (coefficients, start, stop, prior[0], prior[1], n_classes)
+            x[g], _, n = _su_update(rng, old, su_log_conditional(old, *args), 0.0, 1.0, width[g],
+                                    max_steps, args)
+        else:
+            args = (kind, coefficients, start, stop, negative, positive, prior[0], prior[1])
+            x[g], _, n = _glad_update(rng, old, glad_log_conditional(old, *args), -np.inf, np.inf,
+                                      width[g], max_steps, args)
+        moves[g] += abs(x[g] - old)
+        evaluations += n + 1
+    return evaluations
+
+
+@numba.njit(cache=True)
+def scale_log_density(u, sum_a, sum_a2, sum_b, n_a, n_b, mean_a, sd_a, sd_b):
+    """GLAD's ``log q(u)`` (up to a constant) of the scale move ``alpha -> e^u alpha``,
+    ``log beta -> log beta - u`` (see module): the Normal priors at the moved point plus the
+    log Jacobian ``n_a u``, from ``sum_a = sum_j alpha_j``, ``sum_a2 = sum_j alpha_j^2`` and
+    ``sum_b = sum_i (log beta_i - m_b)`` over ``n_a`` annotators and ``n_b`` items."""
+    c = np.exp(u)
+    annotators = c * c * sum_a2 - 2.0 * mean_a * c * sum_a
+    items = n_b * u * u - 2.0 * u * sum_b
+    return -0.5 * annotators / sd_a**2 - 0.5 * items / sd_b**2 + n_a * u
+
+
+_scale_update = slice_update(scale_log_density)
+
+
+@numba.njit(cache=True)
+def scale_move(rng, ability, log_beta, width, ability_prior, log_beta_prior, max_steps):
+    """GLAD's scale move in place; returns ``|u|`` and the number of density evaluations."""
+    args = (ability.sum(), (ability * ability).sum(), (log_beta - log_beta_prior[0]).sum(),
+            ability.size, log_beta.size, ability_prior[0], ability_prior[1], log_beta_prior[1])
+    u, _, n = _scale_update(rng, 0.0, scale_log_density(0.0, *args), -np.inf, np.inf, width,
+                            max_steps, args)
+    ability *= np.exp(u)
+    log_beta -= u
+    return abs(u), n + 1
+
+
+@numba.njit(cache=True)
+def sweeps(rng, n_sweeps, annotator_x, item_x, z, widths, moves, annotator_kind, item_kind,
+           a_offsets, a_partner, a_label, i_offsets, i_partner, i_label, annotator_prior,
+           item_prior, n_classes, max_steps):
+    """``n_sweeps`` sweeps (annotators, items, then GLAD's scale move) in place; ``widths``
+    and ``moves``: ``(annotator (J,), item (I,), scale (1,))`` slice widths and accumulated
+    ``|x' - x|``; ``max_steps``: the blocks' stepping-out limits (0: none). Returns the mean
+    number of density evaluations per coordinate update."""
+    coefficients = np.empty(a_partner.size)
+    item_factor = np.empty(item_x.size)
+    annotator_factor = np.empty(annotator_x.size)
+    evaluations = 0
+    for _ in range(n_sweeps):
+        for i in range(item_x.size):
+            item_factor[i] = factor(item_kind, item_x[i])
+        evaluations += block_sweep(rng, annotator_x, widths[0], annotator_kind, False, a_offsets,
+                                   a_partner, a_label, item_factor, z, annotator_prior, n_classes,
+                                   coefficients, moves[0], max_steps[0])
+        for j in range(annotator_x.size):
+            annotator_factor[j] = factor(annotator_kind, annotator_x[j])
+        evaluations += block_sweep(rng, item_x, widths[1], item_kind, True, i_offsets, i_partner,
+                                   i_label, annotator_factor, z, item_prior, n_classes,
+                                   coefficients, moves[1], max_steps[1])
+        if annotator_kind == IDENTITY and item_kind == EXPONENTIAL:
+            move, n = scale_move(rng, annotator_x, item_x, widths[2][0], annotator_prior,
+                                 item_prior, max_steps[2])
+            moves[2][0] += move
+            evaluations += n
+    return evaluations / (n_sweeps * (annotator_x.size + item_x.size))
+
+
+class DifficultySlice(BlockedStep):
+    """Slice scan of the annotator and item parameters of GLAD or Su's model given the true
+    classes (see module).
+
+    Parameters
+    ----------
+    vars : list
+        ``[annotator parameter (annotator,), item parameter (item,)]``: GLAD's ``ability`` and
+        ``log_inverse_difficulty`` (untransformed), or Su's ``fallibility`` and
+        ``difficulty`` (on PyMC's log-odds transform).
+    true_class : random variable
+        The true classes ``z`` ``(item,)``, read from the point.
+    item, annotator, label : int arrays ``(annotation,)``
+        The long labels.
+    n_classes : int
+        ``C``.
+    link : {"glad", "su"}
+        The model.
+    annotator_prior, item_prior : (float, float)
+        Normal ``(mean, sd)`` (GLAD) or Beta ``(a, b)`` (Su) priors.
+    sweeps : int
+        Sweeps per call (each leaves the conditional invariant, so repeating is exact).
+    max_steps : (int or None, int or None)
+        Neal's stepping-out limit ``m`` for the annotator and the item coordinates after
+        tuning (None: unlimited; tuning always steps out without limit, so that the moves it
+        measures do not depend on the widths). The default caps the items, whose updates are
+        most of the cost, at ``m = 2`` (one step out, on a random side).
+    initial_width : float
+        Slice width of every coordinate before tuning.
+
+    Stats: ``difficulty_slice_evaluations``, the mean number of density evaluations per
+    coordinate update.
+    """
+
+    name = "difficulty_slice"
+    stats_dtypes_shapes = {"difficulty_slice_evaluations": (np.float64, [])}
+    default_tune_steps = 50
+
+    def __init__(self, vars, true_class, item, annotator, label, n_classes, link,
+                 annotator_prior, item_prior, sweeps=1, max_steps=(None, 2), initial_width=None,
+                 model=None, rng=None, blocked=True):
+        model = modelcontext(model)
+        value_vars = get_value_vars_from_user_vars(vars, model)
+        if len(value_vars) != 2:
+            raise ValueError("DifficultySlice updates exactly [annotator parameter, item parameter]")
+        if link not in LINKS:
+            raise ValueError(f"link must be one of {sorted(LINKS)}, got {link!r}")
+        self.family, self.annotator_kind, self.item_kind = LINKS[link]
+        wanted, where = ((LogOddsTransform, "on the log-odds transform") if self.family == SU
+                         else (type(None), "untransformed"))
+        for value_var in value_vars:
+            transform = model.rvs_to_transforms.get(model.values_to_rvs[value_var])
+            if not isinstance(transform, wanted):
+                raise ValueError(f"DifficultySlice({link!r}) needs {value_var.name!r} {where}")
+        if int(sweeps) < 1:
+            raise ValueError(f"sweeps must be >= 1, got {sweeps}")
+        [z_value] = get_value_vars_from_user_vars([true_class], model)
+        initial = model.initial_point()
+        n_annotators, n_items = (initial[v.name].size for v in value_vars)
+        item, annotator, label = (np.asarray(a, dtype=np.int64) for a in (item, annotator, label))
+        self.by_annotator = LabelGroups.by(annotator, item, label, n_annotators)
+        self.by_item = LabelGroups.by(item, annotator, label, n_items)
+        self.n_classes = int(n_classes)
+        self.priors = [np.asarray(p, dtype=float) for p in (annotator_prior, item_prior)]
+        self.sweeps = int(sweeps)
+        if len(max_steps) != 2 or any(m is not None and int(m) < 1 for m in max_steps):
+            raise ValueError(f"max_steps must be two limits >= 1 (or None), got {max_steps}")
+        # per block (annotators, items, GLAD's scale move); 0: no limit (univariate_slice)
+        self.max_steps = np.array([0 if m is None else int(m) for m in max_steps] + [0])
+        self.initial_width = (0.25 if self.family == SU else 1.0) if initial_width is None \
+            else float(initial_width)
+        self.shapes = [initial[v.name].shape for v in value_vars]
+        self.z_name = z_value.name
+        self.vars = list(value_vars)
+        self.rng = np.random.default_rng(rng)
+        self._reset_widths(self.default_tune_steps)
+
+    def _reset_widths(self, tune):
+        self.tune = tune > 0
+        self.restart = tune // 2  # tuning iterations left before the move averages restart
+        sizes = [int(np.prod(s)) for s in self.shapes] + [1]
+        self.widths = tuple(np.full(size, self.initial_width) for size in sizes)
+        self._restart_moves()
+
+    def _restart_moves(self):
+        self.moves = tuple(np.zeros_like(w) for w in self.widths)
+        self.n_moves = 0
+
+    def setup_chain(self, rng, tune, draws):
+        """Per chain: the rng, and widths back to ``initial_width`` (tuned again)."""
+        super().setup_chain(rng, tune, draws)
+        self._reset_widths(tune)
+
+    def _read(self, point, position):
+        value = np.asarray(point[self.vars[position].name], dtype=float).ravel()
+        return 1.0 / (1.0 + np.exp(-value)) if self.family == SU else value.copy()
+
+    def _write(self, new_point, position, x):
+        value = np.log(x) - np.log1p(-x) if self.family == SU else x
+        new_point[self.vars[position].name] = value.reshape(self.shapes[position])
+
+    def step(self, point):
+        annotator_x, item_x = self._read(point, 0), self._read(point, 1)
+        z = np.asarray(point[self.z_name], dtype=np.int64)
+        moves = tuple(np.zeros_like(w) for w in self.widths)
+        a, i = self.by_annotator, self.by_item
+        evaluations = sweeps(
+            self.rng, self.sweeps, annotator_x, item_x, z, self.widths, moves, self.annotator_kind,
+            self.item_kind, a.offsets, a.partner, a.label, i.offsets, i.partner, i.label,
+            *self.priors, self.n_classes, np.zeros(3, dtype=np.int64) if self.tune else self.max_steps)
+        if self.tune:
+            self.n_moves += self.sweeps
+            for width, total, new in zip(self.widths, self.moves, moves):
+                total += new
+                width[:] = np.maximum(WIDTH_PER_MOVE * total / self.n_moves, 1e-8)
+            self.restart -= 1
+            if self.restart == 0:  # forget the burn-in: average the second half only
+                self._restart_moves()
+        new_point = dict(point)
+        self._write(new_point, 0, annotator_x)
+        self._write(new_point, 1, item_x)
+        return new_point, [{"difficulty_slice_evaluations": float(evaluations)}]
