@@ -60,6 +60,10 @@ def test_cluster_equals_single_process(tmp_path, client):
     np.testing.assert_array_equal(streamed["certainty_top1"],
                                   metrics.annotation_certainty(ref, top=1).values)
     np.testing.assert_allclose(streamed["ua_top2"], ref_acc.mean("item").values, rtol=0, atol=1e-15)
+    # threaded workers must not leave pytensor's C compiler switched off (PyMC's change_flags)
+    import pytensor
+
+    assert pytensor.config.cxx, "sampling shards in threads disabled pytensor's C compiler"
     # in-process run over the same shards writes the same draws
     dist.run_shards(votes, tmp_path / "seq", client=None, **RUN)
     np.testing.assert_array_equal(dist.open_trace(tmp_path / "seq").posterior["plausibility"].values,

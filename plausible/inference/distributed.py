@@ -33,6 +33,7 @@ import json
 import os
 import resource
 import shutil
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -83,13 +84,22 @@ def _sub_votes(votes, start: int, stop: int):
     return Votes.from_counts(votes.counts[start:stop], items=votes.items[start:stop], classes=votes.classes)
 
 
+# PyMC toggles global pytensor flags while it builds a model (``change_flags(cxx="")`` in
+# its shape rewrites), which is not thread-safe: two shards sampled at once in threads of one
+# process (a threaded worker, ``processes=False``) can leave the C compiler switched off for
+# the rest of the process, and every later model then runs in pytensor's slow Python VM.
+# Shards in one process are therefore sampled one at a time; processes give the parallelism.
+_SAMPLE_LOCK = threading.Lock()
+
+
 def _sample_shard(votes, build, build_kwargs, draws, chains, seed, dtype):
     """Plausibility draws of one shard: Dataset ``plausibility (chain, draw, item, class)``."""
     from plausible.inference.sampling import sample
 
-    model = build(votes, **build_kwargs)
-    trace = sample(model, draws=draws, chains=chains, seed=seed, progressbar=False,
-                   check_convergence=False)
+    with _SAMPLE_LOCK:
+        model = build(votes, **build_kwargs)
+        trace = sample(model, draws=draws, chains=chains, seed=seed, progressbar=False,
+                       check_convergence=False)
     ds = trace["posterior"].to_dataset()[["plausibility"]]
     if dtype is not None:
         ds["plausibility"] = ds["plausibility"].astype(dtype)
