@@ -114,7 +114,7 @@ def plot_labelers_tradeoff(pi1: float = 0.2, expert_errors=(0.02, 0.05, 0.1),
     import matplotlib.pyplot as plt
 
     eps_grid = np.linspace(0.05, 0.35, 31) if eps_grid is None else np.asarray(eps_grid)
-    ax = plt.gca() if ax is None else ax
+    ax = plt.subplots()[1] if ax is None else ax  # a new figure: never draw onto a stale one
     for e in expert_errors:
         counts = [labelers_to_match(pi1, x, e) if x > e else 1 for x in eps_grid]
         ax.plot(eps_grid, counts, marker=".", label=f"expert error {e}")
