@@ -31,5 +31,7 @@ demo: install
 		$(VENV)/bin/plausible certainty --dataset toy -o results/toy-certainty.csv; \
 	fi
 
+# Tests run on every core (pytest-xdist, one test handed out at a time); the notebooks, the
+# longest cases, are scheduled first (tests/conftest.py), so no core is left finishing one alone.
 test: install
-	$(VENV)/bin/python -m pytest
+	$(VENV)/bin/python -m pytest -n auto --dist load --maxschedchunk 1

@@ -20,3 +20,9 @@ def data_home() -> Path:
     if not path.is_dir():
         pytest.skip(f"PLAUSIBLE_DATA={root} is not a directory: public data sets unavailable")
     return path
+
+
+def pytest_collection_modifyitems(config, items):
+    """Run the notebooks first: they are the longest cases (one to three minutes each), and
+    under ``pytest -n auto`` starting them early keeps every worker busy until the end."""
+    items.sort(key=lambda item: item.get_closest_marker("notebook") is None)
