@@ -7,7 +7,8 @@ store size and the throughput ratio.
 
     .venv/bin/python benchmarks/bench_distributed_votes.py --items 1000000 --draws 1000
 
-(the issue's target size: a 40 GB float32 store per path; use fewer --items to scale down).
+(the issue's target size: a 37 GiB float32 store per path, deleted before the next path runs;
+use fewer --items to scale down).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ def run(path_name, votes, scores, args, client, root):
     else:
         peaks = {"main": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
     size = store_size(store)
+    shutil.rmtree(store)  # one full-size store at a time: 1e6 items x 1000 draws is 37 GiB
     print(f"[{path_name}] sample+write {t1 - t0:.1f} s, metrics {t2 - t1:.1f} s, "
           f"total {t2 - t0:.1f} s; store {size / 2**30:.2f} GiB; peak RSS per process (GiB): "
           f"{[round(v / 2**30, 2) for v in peaks.values()]}; "
@@ -87,7 +89,7 @@ def main():
     try:
         t_single, m_single = run("single", votes, scores, args, None, root)
         with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                          memory_limit="4GiB", dashboard_address=None) as cluster, Client(cluster) as client:
+                          memory_limit="4GiB", dashboard_address=":0") as cluster, Client(cluster) as client:
             t_dist, m_dist = run("cluster", votes, scores, args, client, root)
         same = all(np.array_equal(m_single[k], m_dist[k]) for k in ("certainty_top1", "ua_top1", "ua_top3"))
         print(f"throughput: single {args.items / t_single:,.0f} items/s, cluster "

@@ -98,8 +98,10 @@ def _sample_shard(votes, build, build_kwargs, draws, chains, seed, dtype):
 
     with _SAMPLE_LOCK:
         model = build(votes, **build_kwargs)
+        # only the plausibilities are recorded: PyMC would also keep the transformed value
+        # variables (e.g. the simplex coordinates), nearly doubling the shard's memory
         trace = sample(model, draws=draws, chains=chains, seed=seed, progressbar=False,
-                       check_convergence=False)
+                       check_convergence=False, var_names=["plausibility"])
     ds = trace["posterior"].to_dataset()[["plausibility"]]
     if dtype is not None:
         ds["plausibility"] = ds["plausibility"].astype(dtype)
@@ -206,7 +208,7 @@ def connect(scheduler: str | None = None, workers: int = 2, threads_per_worker: 
             raise ValueError(f"cannot reach a Dask scheduler at {scheduler!r}: {err}") from err
     cluster = LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker,
                            processes=processes, memory_limit=memory_limit,
-                           dashboard_address=None)
+                           dashboard_address=":0")  # a free port: never clashes with another cluster
     return Client(cluster)
 
 
