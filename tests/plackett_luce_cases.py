@@ -1,5 +1,5 @@
-"""Shared helpers for the Plackett–Luce tests: random partial rankings with ties and a
-brute-force likelihood by enumeration of every compatible order."""
+"""Shared helpers for the Plackett–Luce tests: random partial rankings with ties, a
+brute-force likelihood by enumeration of every compatible order, and item tiling."""
 
 import itertools
 
@@ -56,3 +56,19 @@ def brute_force_order_probabilities(block, later_mass, worth):
         weights[perm] = prob
     total = sum(weights.values())
     return {perm: w / total for perm, w in weights.items()}
+
+
+def tile_items(rankings: Rankings, copies: int) -> Rankings:
+    """``rankings`` with its items repeated ``copies`` times (copy ``c`` holds items
+    ``c * n_items .. (c + 1) * n_items - 1``)."""
+    n = rankings.n_items
+    shift = (np.arange(copies)[:, None] * n).ravel()
+    return Rankings(
+        item=(rankings.item[None, :] + shift[:, None]).ravel(),
+        reader=np.tile(rankings.reader, copies),
+        label=np.tile(rankings.label, copies),
+        block=np.tile(rankings.block, copies),
+        n_readers=np.tile(rankings.n_readers, copies),
+        items=np.arange(n * copies),
+        classes=rankings.classes,
+    )

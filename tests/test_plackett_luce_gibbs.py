@@ -120,8 +120,7 @@ def test_compiled_augmentation_matches_reference(seed):
     """Exposures of the numba kernel and of the enumeration-checked numpy reference have the
     same distribution (means and sds over 20 000 independent augmentations)."""
     from plausible.inference.plackett_luce_gibbs import augment, augment_reference
-    from plausible.inference.plackett_luce_sampler import tile_items
-    from plackett_luce_cases import random_rankings
+    from plackett_luce_cases import random_rankings, tile_items
 
     rng = np.random.default_rng(seed)
     rankings, _ = random_rankings(rng, 2, 7, max_readers=3, max_block=4, max_ranked=6)

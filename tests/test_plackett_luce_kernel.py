@@ -14,10 +14,10 @@ from plausible.inference.plackett_luce_gibbs import (
     draw_worths,
     rescale_log_shift,
 )
-from plausible.inference.plackett_luce_sampler import sample_candidates, tile_items
+from plausible.inference.plackett_luce_sampler import sample_candidates
 from plausible.models import plackett_luce_likelihood as pll
 from plausible.models.plackett_luce_likelihood import logsumexp
-from plackett_luce_cases import random_rankings
+from plackett_luce_cases import random_rankings, tile_items
 
 
 def _scratch(lay):

@@ -40,22 +40,6 @@ from plausible.inference import plackett_luce_kernel as kernel
 from plausible.models.plackett_luce_likelihood import layout
 
 
-def tile_items(rankings: Rankings, copies: int) -> Rankings:
-    """``rankings`` with its items repeated ``copies`` times (copy ``c`` holds items
-    ``c * n_items .. (c + 1) * n_items - 1``)."""
-    n = rankings.n_items
-    shift = (np.arange(copies)[:, None] * n).ravel()
-    return Rankings(
-        item=(rankings.item[None, :] + shift[:, None]).ravel(),
-        reader=np.tile(rankings.reader, copies),
-        label=np.tile(rankings.label, copies),
-        block=np.tile(rankings.block, copies),
-        n_readers=np.tile(rankings.n_readers, copies),
-        items=np.arange(n * copies),
-        classes=rankings.classes,
-    )
-
-
 ADAPT_WINDOWS = (0.15, 0.3, 0.45, 0.6, 0.75, 0.9)
 """Fractions of the warm-up at which the Metropolis proposals are re-tuned (each from the
 window since the previous one); frozen from ``0.9 * tune`` on (no adaptation when
