@@ -28,6 +28,7 @@ Which equality holds
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -105,6 +106,10 @@ def _sample_shard(votes, build, build_kwargs, draws, chains, seed, dtype):
     ds = trace["posterior"].to_dataset()[["plausibility"]]
     if dtype is not None:
         ds["plausibility"] = ds["plausibility"].astype(dtype)
+    # The DataTree is a reference cycle: without a collection here the shard's full-precision
+    # trace outlives the task, and a worker's memory grows with the shards it has run.
+    del trace, model
+    gc.collect()
     return ds
 
 
@@ -351,12 +356,16 @@ def open_trace(store) -> xr.DataTree:
     return xr.DataTree.from_dict({"posterior": posterior})
 
 
-def open_shard(store, index: int) -> xr.DataTree:
-    """The lazy trace of one complete shard (same layout as :func:`open_trace`)."""
+def _open_shard_posterior(store, index: int) -> xr.Dataset:
     path = Path(store) / _shard_name(index)
     if not path.exists():
         raise ValueError(f"shard {index} of {store} is not complete")
-    return xr.DataTree.from_dict({"posterior": xr.open_zarr(path, chunks={}, consolidated=False)})
+    return xr.open_zarr(path, chunks={}, consolidated=False)
+
+
+def open_shard(store, index: int) -> xr.DataTree:
+    """The lazy trace of one complete shard (same layout as :func:`open_trace`)."""
+    return xr.DataTree.from_dict({"posterior": _open_shard_posterior(store, index)})
 
 
 def sample_shards_in_memory(votes, *, shard_size=10_000, draws=1000, chains=4, seed=0,
@@ -371,27 +380,35 @@ def sample_shards_in_memory(votes, *, shard_size=10_000, draws=1000, chains=4, s
 
 
 def _shard_summary(store: str, index: int, scores, ks, tops):
-    """Per-shard reduction: certainty per item and UA top-k hits summed over items per sample."""
+    """Per-shard reduction: certainty per item and UA top-k hits summed over items per sample.
+
+    The shard is read from Zarr once and held in memory while its metrics run (no more than
+    sampling it took: the draws are stored as float32 or float64); reading it lazily would
+    decompress it again for every metric. It is held as a plain Dataset, not a DataTree: a
+    DataTree is a reference cycle, which would keep each loaded shard alive until the next
+    garbage collection, so a worker would pile up shards."""
     from plausible import metrics
 
-    trace = open_shard(store, index)
-    out = {"shard": index, "peak_rss": _peak_rss_bytes()}
+    plausibility = _open_shard_posterior(store, index).load()["plausibility"]
+    out = {"shard": index}
     for top in tops:
-        out[f"certainty_top{top}"] = metrics.annotation_certainty(trace, top=top).values
+        out[f"certainty_top{top}"] = metrics.annotation_certainty(plausibility, top=top).values
     if scores is not None:
         for k in ks:
-            acc = metrics.ua_topk_accuracy(trace, scores, k=k)
+            acc = metrics.ua_topk_accuracy(plausibility, scores, k=k)
             out[f"ua_top{k}_sum"] = acc.sum("item").values  # (chain, draw)
             out["n_items"] = acc.sizes["item"]
+    out["peak_rss"] = _peak_rss_bytes()
     return out
 
 
 def stream_metrics(store, *, scores=None, ks=(1,), tops=(1,), client=None) -> dict:
     """Certainty per item and UA top-k accuracy per sample, reduced shard by shard.
 
-    Each task opens one shard lazily and reduces it (one chain x shard chunk in memory at a
-    time); only per-item certainties and per-sample sums travel back. ``scores`` is the
-    classifier's ``(item, class)`` array for all items (sliced per shard).
+    Each task reads one shard and reduces it (one shard in memory at a time per worker,
+    less than sampling the shard needed); only per-item certainties and per-sample sums
+    travel back. ``scores`` is the classifier's ``(item, class)`` array for all items
+    (sliced per shard).
 
     Returns ``{"certainty_top{j}": (item,) array, "ua_top{k}": (chain, draw) mean over items,
     "peak_rss": {shard: bytes}}``; equal to the metrics on the in-memory trace.
