@@ -42,7 +42,7 @@ def test_reproducible():
 
 
 def test_bit_identical_whatever_cores():
-    """Each chain has its own seed and thread-local numba generator: same seed, same draws for
+    """Each chain has its own seed and generator: same seed, same draws for
     1 or 2 threads (warm-up adaptation included: ``tune >= 100``), and chain ``c`` does not
     depend on how many chains run."""
     rankings = Rankings.from_selectors(SELECTORS, classes=7)
@@ -83,12 +83,12 @@ def test_label_certainty_matches_dense_metrics(trace):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("metropolis_scale", [0.0, 1.0])
-def test_candidate_sampler_matches_pymc_gibbs(metropolis_scale):
+@pytest.mark.parametrize("metropolis_rounds", [0, 1])
+def test_candidate_sampler_matches_pymc_gibbs(metropolis_rounds):
     rankings = Rankings.from_selectors(SELECTORS, classes=7)
     fast = candidates.to_dense(
         sample_candidates(rankings, repetitions=2, draws=2000, tune=100, chains=2, seed=1,
-                          shape=1.0, metropolis_scale=metropolis_scale)
+                          shape=1.0, metropolis_rounds=metropolis_rounds)
     ).values
     dense = plausible.sample(
         plackett_luce.build(rankings, repetitions=2, shape=1.0), draws=2000, chains=2,

@@ -43,7 +43,7 @@ from pymc.step_methods.compound import BlockedStep
 from pymc.util import get_value_vars_from_user_vars
 
 from plausible.inference.dirichlet_gibbs import log_gamma_draws
-from plausible.inference.plackett_luce_kernel import augment_kernel, seed
+from plausible.inference.plackett_luce_kernel import augment_kernel
 from plausible.models.plackett_luce_likelihood import (
     PLLayout,
     lattice,
@@ -134,12 +134,11 @@ def augment(lay: PLLayout, log_cand: np.ndarray, log_pool: np.ndarray, rng, gamm
     """Steps 1–2 and the exposures of step 3 with the compiled kernel
     (:func:`plausible.inference.plackett_luce_kernel.augment_kernel`), every reader of ``lay``
     counted ``gamma`` times (each copy augmented independently); with ``gamma = 1`` the same
-    contract as :func:`augment_reference`. Numba's generator is seeded from ``rng``."""
+    contract as :func:`augment_reference`. Draws from ``rng`` (a ``numpy.random.Generator``)."""
     exposure = np.empty(lay.candidate_class.shape)
     pool_exposure = np.empty(lay.n_items)
-    seed(int(rng.integers(2**32)))
     augment_kernel(
-        np.r_[lay.reader_start, lay.n_readers_total], int(gamma), lay.block_offsets,
+        rng, np.r_[lay.reader_start, lay.n_readers_total], int(gamma), lay.block_offsets,
         lay.entry_offsets, lay.entry_candidate, lay.rank, lay.n_candidates,
         np.ascontiguousarray(log_cand), np.ascontiguousarray(log_pool), exposure, pool_exposure,
     )

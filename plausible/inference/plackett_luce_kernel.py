@@ -6,8 +6,8 @@ Per item ``i`` (candidate log-worths ``x_i (C,)``, log pooled mass ``y_i``) one 
 1. **augmentation** (:func:`_augment_item`; the maths of
    :func:`plausible.inference.plackett_luce_gibbs.augment_reference`, which is vectorised numpy
    and checked by enumeration): per reader the after-masses ``Zbar`` of its blocks (computed
-   once), per tied block the subset-lattice table ``log R`` (computed once per reader, shared
-   by its ``gamma`` copies), then per copy the within-block order (``P(next = a | A) =
+   once), per tied block the subset-lattice table ``R`` (:func:`_lattice`; computed once per
+   reader, shared by its ``gamma`` copies), then per copy the within-block order (``P(next = a | A) =
    R(A \\ a) / sum_a' R(A \\ a')``, inverse CDF) and the gaps
    ``Delta ~ Exp(1) / (Zbar + mass of the block not yet arrived)`` (size-1 blocks: the sum
    over copies, one ``Gamma(gamma, 1)`` draw); exposures
@@ -18,26 +18,24 @@ Per item ``i`` (candidate log-worths ``x_i (C,)``, log pooled mass ``y_i``) one 
 3. **total worth**: every log-worth shifted by ``log G(K a) - log b - log Lambda`` (``Lambda``
    the current total; exact because ``Lambda`` is independent of ``lambda / Lambda`` under the
    prior and the likelihood only sees ``lambda / Lambda``);
-4. **Metropolis** (:func:`_metropolis_item`, ``metropolis_rounds`` rounds), target
+4. **Metropolis** (:func:`_metropolis_item`, ``metropolis_rounds`` moves), target
    ``gamma log p(b | lambda) + sum_c (a x_c - b e^{x_c}) + n_pooled a y - b e^y`` with the exact
    tied likelihood :func:`item_log_likelihood` (checked against
-   :func:`plausible.models.plackett_luce_likelihood.reader_log_likelihood`): a joint random walk
-   ``x_c += sigma_c z_c``, ``y += sigma_pool z``, then, for every ``j = 1 .. n_candidates``
-   in turn (a deterministic scan; ``j = n_candidates`` only when something is pooled), a
-   common shift ``+ delta_j`` of every log-worth but the item's ``j`` largest candidates,
-   the pool included (the directions in which the minor classes shrink together, where the
-   augmentation crawls; each a Metropolis update of its own, with unit Jacobian and a
-   proposal symmetric among states with the same top-``j`` set, shifts that change that set
-   being rejected), then a swap of the log-worths of two random
-   candidates (symmetric, the prior being exchangeable; it jumps between the mirror-image
-   modes of classes the readers tie). The proposal scales are given per item (the caller
-   adapts them during warm-up only, so the kept chain is a fixed Metropolis-within-Gibbs
-   kernel).
+   :func:`plausible.models.plackett_luce_likelihood.reader_log_likelihood`): independence
+   proposals on the item's additive log-ratio coordinates ``z_p = x_p - x_ref``
+   (:func:`_log_ratios`; ``d`` = number of parts - 1, the parts being the candidates and the
+   pool) from a multivariate t (``df`` degrees of freedom, location and scale fitted per item
+   by the caller during warm-up), the total worth ``Lambda`` kept. The map
+   ``(z, log Lambda) -> x`` has unit Jacobian, so the acceptance ratio is
+   ``target(x') q(z) / (target(x) q(z'))``. The augmentation moves the worths locally and
+   crawls where the posterior is wide (minor classes); a proposal fitted to the posterior
+   jumps across it in one move, so the draws are close to independent wherever the fit is
+   good, and the Gibbs step still moves the chain where it is not.
 
-Randomness: numba's own generator (``np.random`` inside the kernels; one state per thread),
-seeded from the caller's ``numpy.random.Generator`` through :func:`seed` in the thread that then
-runs the kernels, so a seed reproduces a run (one thread per seed, as in
-:func:`plausible.inference.plackett_luce_sampler.sample_candidates`).
+Randomness: every kernel draws from the caller's ``numpy.random.Generator`` ``rng`` (numba
+compiles its methods; the same stream as in Python), so a seed reproduces a run, and threads
+with generators of their own never interact
+(:func:`plausible.inference.plackett_luce_sampler.sample_candidates`).
 ``log G(s)`` for ``G ~ Gamma(s, 1)`` uses ``log G(s + 1) + log(U) / s`` when ``s < 1`` (finite
 for the tiny default ``a = 1 / K``).
 """
@@ -48,14 +46,7 @@ import numba
 import numpy as np
 
 
-@numba.njit(cache=True)
-def seed(value):
-    """Seed the calling thread's numba generator (used by every kernel of this module run
-    in that thread)."""
-    np.random.seed(value)
-
-
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline='always')
 def _logaddexp(a, b):
     if a == -np.inf:
         return b
@@ -66,28 +57,54 @@ def _logaddexp(a, b):
     return b + np.log1p(np.exp(a - b))
 
 
-@numba.njit(cache=True, nogil=True)
-def _log_gamma(shape):
+@numba.njit(cache=True, nogil=True, inline='always')
+def _log_gamma(rng, shape):
     """``log G``, ``G ~ Gamma(shape, 1)``; finite for any ``shape > 0``."""
     if shape < 1.0:
-        return np.log(np.random.standard_gamma(shape + 1.0)) + np.log(
-            1.0 - np.random.random()) / shape
-    return np.log(np.random.standard_gamma(shape))
+        return np.log(rng.standard_gamma(shape + 1.0)) + np.log(
+            1.0 - rng.random()) / shape
+    return np.log(rng.standard_gamma(shape))
 
 
-@numba.njit(cache=True, nogil=True)
-def _lattice(log_members, size, log_z, log_r):
-    """``log R(A)`` for every subset mask ``A`` of a block into ``log_r[: 2**size]``:
-    ``R(A) = sum_{a in A} R(A \\ a) / (Zbar + sum_A lambda)``, ``log_z = log Zbar``."""
-    log_r[0] = 0.0
+LINEAR_FLOOR = 1e-280
+"""A tied block's subset lattice runs in linear space when ``(Zbar + m)^size`` exceeds this
+(``m`` its smallest member worth; then every ``R(A) <= |A|! / (Zbar + m)^|A|`` is finite for
+blocks of up to 12 classes), and in log space otherwise."""
+
+
+@numba.njit(cache=True, nogil=True, inline='always')
+def _lattice(x, shift, w, entry_candidate, e0, size, z, table):
+    r"""Subset-lattice table of one tied block (members ``entry_candidate[e0 : e0 + size]``,
+    worths ``w = exp(x - shift)``, after-mass ``z = Zbar`` on the same scale):
+    ``R(A) = sum_{a in A} R(A \ a) / (Zbar + sum_A lambda)``, ``R({}) = 1``, for every
+    subset mask ``A`` into ``table[: 2**size]``. Linear values when ``(z + m)^size`` (``m`` the
+    smallest member) exceeds :data:`LINEAR_FLOOR` (returns ``True``), else ``log R`` from the
+    log-worths (returns ``False``)."""
+    smallest = np.inf
+    for j in range(size):
+        smallest = min(smallest, w[entry_candidate[e0 + j]])
+    if (z + smallest) ** size > LINEAR_FLOOR:
+        table[0] = 1.0
+        for mask in range(1, 1 << size):
+            num = 0.0
+            den = z
+            for j in range(size):
+                if mask & (1 << j):
+                    num += table[mask ^ (1 << j)]
+                    den += w[entry_candidate[e0 + j]]
+            table[mask] = num / den
+        return True
+    log_z = np.log(z) if z > 0.0 else -np.inf
+    table[0] = 0.0
     for mask in range(1, 1 << size):
         num = -np.inf
         den = log_z
         for j in range(size):
             if mask & (1 << j):
-                num = _logaddexp(num, log_r[mask ^ (1 << j)])
-                den = _logaddexp(den, log_members[j])
-        log_r[mask] = num - den
+                num = _logaddexp(num, table[mask ^ (1 << j)])
+                den = _logaddexp(den, x[entry_candidate[e0 + j]] - shift)
+        table[mask] = num - den
+    return False
 
 
 @numba.njit(cache=True, nogil=True)
@@ -99,7 +116,7 @@ def _max_block(entry_offsets):
     return size
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline='always')
 def _after_masses(r, block_offsets, entry_offsets, entry_candidate, rank, w, pool, zbar, nc):
     """Linear after-mass ``Zbar`` of each block of reader ``r`` into ``zbar[: n_blocks]``
     (worths ``w (C,)`` and ``pool`` of its item, whose candidates are the first ``nc``
@@ -115,9 +132,9 @@ def _after_masses(r, block_offsets, entry_offsets, entry_candidate, rank, w, poo
             after += w[entry_candidate[e]]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline='always')
 def item_log_likelihood(r0, r1, block_offsets, entry_offsets, entry_candidate, rank, x, y, nc,
-                        w, zbar, log_members, log_r):
+                        w, zbar, table):
     """``sum_{r0 <= r < r1} log p(b^r | lambda)`` of one item's readers (each once) for
     candidate log-worths ``x (C,)`` (the first ``nc`` slots valid) and log pooled mass ``y``
     (``-inf`` when nothing is pooled).
@@ -126,8 +143,8 @@ def item_log_likelihood(r0, r1, block_offsets, entry_offsets, entry_candidate, r
     (exact unless an after-mass is below ``1e-308`` of that worth, where it becomes ``0``,
     as in the numpy reference). Size-1 blocks multiply ``lambda_k / (Zbar + lambda_k)`` in
     linear space (one ``log`` per ``1e-150`` of product; log space for ``lambda_k`` below
-    ``1e-140``; no underflow), tied blocks use the log-space lattice. ``w``, ``zbar``,
-    ``log_members``, ``log_r``: scratch.
+    ``1e-140``; no underflow), tied blocks use the lattice of :func:`_lattice` (linear space
+    unless its entries could overflow). ``w``, ``zbar``, ``table``: scratch.
     """
     top = y
     for c in range(nc):
@@ -158,16 +175,25 @@ def item_log_likelihood(r0, r1, block_offsets, entry_offsets, entry_candidate, r
                     total += xk - _logaddexp(np.log(z) if z > 0.0 else -np.inf, xk)
                 continue
             for j in range(size):
-                log_members[j] = x[entry_candidate[e0 + j]] - top
-                total += log_members[j]
-            _lattice(log_members, size, np.log(z) if z > 0.0 else -np.inf, log_r)
-            total += log_r[(1 << size) - 1]
+                total += x[entry_candidate[e0 + j]] - top
+            full = (1 << size) - 1
+            if _lattice(x, top, w, entry_candidate, e0, size, z, table):
+                total += np.log(table[full])
+            else:
+                total += table[full]
     return total + np.log(ratio)
 
 
+@numba.njit(cache=True, nogil=True, inline='always')
+def _weight(entry, linear, best):
+    """Linear weight of a lattice-table entry: itself, or ``exp(entry - best)`` of a
+    log-space table."""
+    return entry if linear else np.exp(entry - best)
+
+
 @numba.njit(cache=True, nogil=True)
-def _augment_item(r0, r1, gamma, block_offsets, entry_offsets, entry_candidate, rank, x, nc,
-                  w, pool, exposure, zbar, log_members, log_r):
+def _augment_item(rng, r0, r1, gamma, block_offsets, entry_offsets, entry_candidate, rank, x,
+                  nc, w, pool, exposure, zbar, table):
     """Steps 1–2 for one item: adds ``sum_{r, copy} E_{r,k}`` to ``exposure (C,)`` and returns
     ``sum_{r, copy} T_r``. ``x`` log-worths, ``w = exp(x)``, ``pool`` linear pooled mass.
 
@@ -186,14 +212,12 @@ def _augment_item(r0, r1, gamma, block_offsets, entry_offsets, entry_candidate, 
             z = zbar[b - b0]
             if size == 1:
                 slot = entry_candidate[e0]
-                gaps = (np.random.standard_exponential() if gamma == 1
-                        else np.random.standard_gamma(gamma))
+                gaps = (rng.standard_exponential() if gamma == 1
+                        else rng.standard_gamma(gamma))
                 t_sum += gaps / (z + w[slot])
                 exposure[slot] += t_sum
                 continue
-            for j in range(size):
-                log_members[j] = x[entry_candidate[e0 + j]]
-            _lattice(log_members, size, np.log(z) if z > 0.0 else -np.inf, log_r)
+            linear = _lattice(x, 0.0, w, entry_candidate, e0, size, z, table)
             block_sum = 0.0  # sum over copies of the block's duration
             for j in range(size):
                 exposure[entry_candidate[e0 + j]] += t_sum
@@ -207,21 +231,23 @@ def _augment_item(r0, r1, gamma, block_offsets, entry_offsets, entry_candidate, 
                             chosen += 1
                     else:
                         # P(next = j | mask) = R(mask \ j) / sum_j' R(mask \ j')
-                        best = -np.inf
-                        for j in range(size):
-                            if mask & (1 << j):
-                                best = max(best, log_r[mask ^ (1 << j)])
+                        best = 0.0  # log-space tables: weights relative to the largest
+                        if not linear:
+                            best = -np.inf
+                            for j in range(size):
+                                if mask & (1 << j):
+                                    best = max(best, table[mask ^ (1 << j)])
                         norm = 0.0
                         for j in range(size):
                             if mask & (1 << j):
-                                norm += np.exp(log_r[mask ^ (1 << j)] - best)
-                        target = np.random.random() * norm
+                                norm += _weight(table[mask ^ (1 << j)], linear, best)
+                        target = rng.random() * norm
                         chosen = -1
                         acc = 0.0
                         for j in range(size):
                             if mask & (1 << j):
                                 chosen = j
-                                acc += np.exp(log_r[mask ^ (1 << j)] - best)
+                                acc += _weight(table[mask ^ (1 << j)], linear, best)
                                 if acc > target:
                                     break
                     # members not yet arrived (summed afresh: no cancellation)
@@ -229,7 +255,7 @@ def _augment_item(r0, r1, gamma, block_offsets, entry_offsets, entry_candidate, 
                     for j in range(size):
                         if mask & (1 << j):
                             remaining += w[entry_candidate[e0 + j]]
-                    t += np.random.standard_exponential() / (z + remaining)
+                    t += rng.standard_exponential() / (z + remaining)
                     exposure[entry_candidate[e0 + chosen]] += t
                     mask ^= 1 << chosen
                 block_sum += t
@@ -242,34 +268,33 @@ def _augment_item(r0, r1, gamma, block_offsets, entry_offsets, entry_candidate, 
 
 
 @numba.njit(cache=True, nogil=True)
-def augment_kernel(reader_start, gamma, block_offsets, entry_offsets, entry_candidate, rank,
-                   n_candidates, log_cand, log_pool, exposure, pool_exposure):
+def augment_kernel(rng, reader_start, gamma, block_offsets, entry_offsets, entry_candidate,
+                   rank, n_candidates, log_cand, log_pool, exposure, pool_exposure):
     """Steps 1–2 for every item: ``exposure (item, C)`` and ``pool_exposure (item,)``
     (overwritten); readers of item ``i`` are ``reader_start[i] .. reader_start[i + 1] - 1``,
     each counted ``gamma`` times."""
     n_items, width = log_cand.shape
     w = np.empty(width)
     zbar = np.empty(max(block_offsets.size, 1))
-    log_members = np.empty(width)
-    log_r = np.empty(1 << _max_block(entry_offsets))
+    table = np.empty(1 << _max_block(entry_offsets))
     for i in range(n_items):
         for c in range(width):
             w[c] = np.exp(log_cand[i, c])
             exposure[i, c] = 0.0
-        pool_exposure[i] = _augment_item(
+        pool_exposure[i] = _augment_item(rng,
             reader_start[i], reader_start[i + 1], gamma, block_offsets, entry_offsets,
             entry_candidate, rank, log_cand[i], n_candidates[i], w, np.exp(log_pool[i]),
-            exposure[i], zbar, log_members, log_r)
+            exposure[i], zbar, table)
 
 
 @numba.njit(cache=True, nogil=True)
 def _log_target(r0, r1, gamma, block_offsets, entry_offsets, entry_candidate, rank, x, y,
-                n_candidates, pool_shape, shape, rate, w, zbar, log_members, log_r):
+                n_candidates, pool_shape, shape, rate, w, zbar, table):
     """Log posterior density of one item in ``(x, y)`` (log-worths; Gamma priors with their
     log-transform Jacobians)."""
     value = gamma * item_log_likelihood(r0, r1, block_offsets, entry_offsets,
                                         entry_candidate, rank, x, y, n_candidates, w, zbar,
-                                        log_members, log_r)
+                                        table)
     # the likelihood left w = exp(x - top), top the largest log-worth: e^x = w e^top
     top = y
     for c in range(n_candidates):
@@ -282,100 +307,117 @@ def _log_target(r0, r1, gamma, block_offsets, entry_offsets, entry_candidate, ra
     return value
 
 
-@numba.njit(cache=True, nogil=True)
-def _top_order(x, n, order):
-    """``order[: n]``: indices of ``x[: n]`` by decreasing value (insertion sort, ``n``
-    small)."""
-    for c in range(n):
-        k = c
-        while k > 0 and x[order[k - 1]] < x[c]:
-            order[k] = order[k - 1]
-            k -= 1
-        order[k] = c
+@numba.njit(cache=True, nogil=True, inline='always')
+def _log_ratios(x, y, n_candidates, ref, z):
+    """Additive log-ratio coordinates of one item's plausibilities into ``z[: d]``; returns
+    ``d``. The parts are the candidates (slots ``0 .. n_candidates - 1``) then the pool (when
+    something is pooled, ``y > -inf``); part ``ref`` is the reference and ``z`` lists
+    ``x_p - x_ref`` over the other parts in order."""
+    ref_value = y if ref == n_candidates else x[ref]
+    d = 0
+    for p in range(n_candidates):
+        if p != ref:
+            z[d] = x[p] - ref_value
+            d += 1
+    if np.isfinite(y) and ref != n_candidates:
+        z[d] = y - ref_value
+        d += 1
+    return d
+
+
+@numba.njit(cache=True, nogil=True, inline='always')
+def _t_log_density(z, d, mean, chol, df, scratch):
+    """``log q(z)`` up to a constant (the same for every ``z``): multivariate t with ``df``
+    degrees of freedom, location ``mean (d,)`` and scale ``chol chol^T`` (``chol`` lower
+    triangular): ``-(df + d) / 2 log(1 + |chol^{-1} (z - mean)|^2 / df)``."""
+    distance = 0.0
+    for j in range(d):  # forward substitution
+        value = z[j] - mean[j]
+        for k in range(j):
+            value -= chol[j, k] * scratch[k]
+        scratch[j] = value / chol[j, j]
+        distance += scratch[j] ** 2
+    return -0.5 * (df + d) * np.log1p(distance / df)
+
+
+@numba.njit(cache=True, nogil=True, inline='always')
+def _log_sum_exp(values, n, extra):
+    """``log(sum_{j < n} e^{values_j} + e^extra)``."""
+    top = extra
+    for j in range(n):
+        top = max(top, values[j])
+    if not np.isfinite(top):
+        return top
+    total = np.exp(extra - top)
+    for j in range(n):
+        total += np.exp(values[j] - top)
+    return top + np.log(total)
 
 
 @numba.njit(cache=True, nogil=True)
-def _metropolis_item(r0, r1, gamma, block_offsets, entry_offsets, entry_candidate, rank, x, y,
-                     n_candidates, n_pooled, shape, rate, sigma, shift_sd, rounds, accepted,
-                     x_new, order, w, zbar, log_members, log_r):
-    """``rounds`` rounds of the three Metropolis moves of the module docstring on one item;
-    updates ``x (C,)`` in place and returns the new ``y``. ``sigma (C + 1,)``: proposal sds
-    of move 1 (the pool's last); ``shift_sd (C,)``: sd of move 2's shift when the ``j``
-    largest candidates stay (index ``j - 1``; every ``j`` tried once per round). Counts into
-    ``accepted (1 + 2 C,)``: move 1's acceptances, then move 2's acceptances and tries per
-    ``j``. Valid candidates are the first ``n_candidates`` slots (layout order)."""
-    width = x.size
-    pooled = n_pooled > 0
+def _metropolis_item(rng, r0, r1, gamma, block_offsets, entry_offsets, entry_candidate, rank,
+                     x, y, n_candidates, n_pooled, shape, rate, ref, mean, chol, df, rounds,
+                     x_new, z, z_new, scratch, w, zbar, table):
+    """``rounds`` independence Metropolis moves (module docstring, step 4) on one item;
+    updates ``x (C,)`` in place and returns the new ``y`` and the number of accepted moves.
+    ``mean (C,)``, ``chol (C, C)``: the item's t proposal on its log-ratio coordinates
+    relative to part ``ref`` (:func:`_log_ratios`). Valid candidates are the first
+    ``n_candidates`` slots; ``x_new``, ``z``, ``z_new``, ``scratch``: scratch."""
+    d = _log_ratios(x, y, n_candidates, ref, z)
+    if d == 0:  # a single part: its plausibility is 1
+        return y, 0
     pool_shape = n_pooled * shape
-    current = _log_target(r0, r1, gamma, block_offsets, entry_offsets, entry_candidate, rank,
-                          x, y, n_candidates, pool_shape, shape, rate, w, zbar, log_members,
-                          log_r)
-    for _ in range(rounds):
-        # 1. joint random walk
+    log_q = _t_log_density(z, d, mean, chol, df, scratch)
+    log_total = _log_sum_exp(x, n_candidates, y)  # log Lambda, which the moves keep
+    pooled = np.isfinite(y)
+    current, accepted = -np.inf, 0
+    for step in range(rounds + 1):  # step 0 evaluates the current state (one target call site)
         for c in range(x.size):
             x_new[c] = x[c]
-        for c in range(n_candidates):
-            x_new[c] = x[c] + sigma[c] * np.random.standard_normal()
-        y_new = y + sigma[-1] * np.random.standard_normal() if pooled else y
+        y_new, log_q_new = y, log_q
+        if step > 0:
+            # z' = mean + chol u, u = radius * N(0, I): then chol^-1 (z' - mean) = u
+            radius = np.sqrt(df / rng.chisquare(df))
+            distance = 0.0
+            for j in range(d):
+                scratch[j] = radius * rng.standard_normal()
+                distance += scratch[j] ** 2
+            log_q_new = -0.5 * (df + d) * np.log1p(distance / df)
+            for j in range(d - 1, -1, -1):  # row j reads u[: j + 1]
+                value = mean[j]
+                for k in range(j + 1):
+                    value += chol[j, k] * scratch[k]
+                z_new[j] = value
+            # x' = (z', 0) + c with the same total: c = log Lambda - log(1 + sum e^z')
+            offset = log_total - _log_sum_exp(z_new, d, 0.0)
+            j = 0
+            for p in range(n_candidates + pooled):
+                value = offset if p == ref else z_new[j] + offset
+                j += p != ref
+                if p == n_candidates:
+                    y_new = value
+                else:
+                    x_new[p] = value
         proposed = _log_target(r0, r1, gamma, block_offsets, entry_offsets, entry_candidate,
                                rank, x_new, y_new, n_candidates, pool_shape, shape, rate, w,
-                               zbar, log_members, log_r)
-        if np.log(1.0 - np.random.random()) < proposed - current:
+                               zbar, table)
+        if step == 0:
+            current = proposed
+        elif np.log(1.0 - rng.random()) < proposed - current + log_q - log_q_new:
             for c in range(n_candidates):
                 x[c] = x_new[c]
-            y, current = y_new, proposed
-            accepted[0] += 1.0
-        # 2. for each j in turn, a common shift of every log-worth but the j largest
-        # candidates (the pool always shifts; j = n_candidates shifts the pool alone):
-        # symmetric among states with the same top-j set, shifts changing that set rejected.
-        # An accepted shift keeps the whole order of the log-worths (the shifted ones move
-        # together and stay below the j-th largest), so `order` stays valid for the scan.
-        _top_order(x, n_candidates, order)
-        j_last = n_candidates if pooled else n_candidates - 1
-        for j in range(min(n_candidates, 1), j_last + 1):
-            slot = max(j - 1, 0)
-            accepted[1 + width + slot] += 1.0
-            delta = shift_sd[slot] * np.random.standard_normal()
-            for c in range(n_candidates):
-                x_new[c] = x[c]
-            highest = -np.inf
-            for k in range(j, n_candidates):
-                x_new[order[k]] = x[order[k]] + delta
-                highest = max(highest, x_new[order[k]])
-            y_new = y + delta if pooled else y
-            u = np.log(1.0 - np.random.random())
-            if j == 0 or highest < x[order[j - 1]]:
-                proposed = _log_target(r0, r1, gamma, block_offsets, entry_offsets,
-                                       entry_candidate, rank, x_new, y_new, n_candidates,
-                                       pool_shape, shape, rate, w, zbar, log_members, log_r)
-                if u < proposed - current:
-                    for c in range(n_candidates):
-                        x[c] = x_new[c]
-                    y, current = y_new, proposed
-                    accepted[1 + slot] += 1.0
-        # 3. swap the log-worths of two random candidates (symmetric; the prior is
-        # exchangeable): jumps between the mirror modes of classes tied by the readers
-        if n_candidates > 1:
-            c1 = np.random.randint(0, n_candidates)
-            c2 = np.random.randint(0, n_candidates - 1)
-            c2 += c2 >= c1
-            for c in range(n_candidates):
-                x_new[c] = x[c]
-            x_new[c1], x_new[c2] = x[c2], x[c1]
-            proposed = _log_target(r0, r1, gamma, block_offsets, entry_offsets,
-                                   entry_candidate, rank, x_new, y, n_candidates, pool_shape,
-                                   shape, rate, w, zbar, log_members, log_r)
-            if np.log(1.0 - np.random.random()) < proposed - current:
-                x[c1], x[c2] = x_new[c1], x_new[c2]
-                current = proposed
-    return y
+            for j in range(d):
+                z[j] = z_new[j]
+            y, current, log_q = y_new, proposed, log_q_new
+            accepted += 1
+    return y, accepted
 
 
 @numba.njit(cache=True, nogil=True)
-def sweep_kernel(reader_start, block_offsets, entry_offsets, entry_candidate, rank,
+def sweep_kernel(rng, reader_start, block_offsets, entry_offsets, entry_candidate, rank,
                  n_candidates, n_pooled, ranked_count, gamma, n_classes, shape, rate,
-                 metropolis_rounds, sigma, shift_sd, log_cand, log_pool, accepted, moments,
-                 out_cand, out_pool, store, adapt):
+                 metropolis_rounds, ref, mean, chol, df, log_cand, log_pool, accepted,
+                 moments, out_cand, out_pool, store, adapt):
     """One sweep (steps 1–4 of the module docstring) of every item, in place on
     ``log_cand (item, C)`` (``-inf`` on padding) and ``log_pool (item,)`` (``-inf`` when
     nothing is pooled). Layout arrays are those of an unrepeated
@@ -385,19 +427,23 @@ def sweep_kernel(reader_start, block_offsets, entry_offsets, entry_candidate, ra
     ``out_pool (chain, n)``, item ``i`` going to chain ``i // n``, row ``i % n`` (items tiled
     chain by chain).
 
-    Metropolis proposals: ``sigma (item, C + 1)`` and ``shift_sd (item, C)`` (see
-    :func:`_metropolis_item`); counts are added to ``accepted (item, 1 + 2 C)`` and, when
-    ``adapt``, the sums of the log-plausibilities ``log(lambda / Lambda)`` and of their squares
-    to ``moments (item, C + 1, 2)`` (pool last), for the caller's warm-up adaptation.
+    Metropolis: ``metropolis_rounds`` independence moves per item (none when ``0``), proposing
+    from the t with ``df`` degrees of freedom, location ``mean (item, C)`` and Cholesky scale
+    ``chol (item, C, C)`` on the item's log-ratio coordinates ``z (d,)`` relative to its part
+    ``ref (item,)`` (:func:`_log_ratios`). Acceptances are added to ``accepted (item,)`` and,
+    when ``adapt``, ``sum z`` and ``sum z z^T`` to ``moments[:, :, 0]`` and
+    ``moments[:, :, 1:]`` (``(item, C, C + 1)``), for the caller's warm-up fit of the
+    proposals.
     """
     n_items, width = log_cand.shape
     w = np.empty(width)
     exposure = np.empty(width)
     x_new = np.empty(width)
-    order = np.empty(width, dtype=np.int64)
+    z = np.empty(width)
+    z_new = np.empty(width)
+    scratch = np.empty(width)
     zbar = np.empty(max(block_offsets.size, 1))
-    log_members = np.empty(width)
-    log_r = np.empty(1 << _max_block(entry_offsets))
+    table = np.empty(1 << _max_block(entry_offsets))
     total_shape = n_classes * shape
     log_rate = np.log(rate)
     for i in range(n_items):
@@ -408,47 +454,42 @@ def sweep_kernel(reader_start, block_offsets, entry_offsets, entry_candidate, ra
         for c in range(nc):
             w[c] = np.exp(x[c])
             exposure[c] = 0.0
-        pool_exposure = _augment_item(r0, r1, gamma, block_offsets, entry_offsets,
+        pool_exposure = _augment_item(rng, r0, r1, gamma, block_offsets, entry_offsets,
                                       entry_candidate, rank, x, nc, w, np.exp(log_pool[i]),
-                                      exposure, zbar, log_members, log_r)
+                                      exposure, zbar, table)
         # 2. conjugate worths
         for c in range(nc):
-            x[c] = _log_gamma(shape + gamma * ranked_count[i, c]) - np.log(rate + exposure[c])
+            x[c] = (_log_gamma(rng, shape + gamma * ranked_count[i, c])
+                    - np.log(rate + exposure[c]))
         y = -np.inf
         if n_pooled[i] > 0:
-            y = _log_gamma(n_pooled[i] * shape) - np.log(rate + pool_exposure)
+            y = _log_gamma(rng, n_pooled[i] * shape) - np.log(rate + pool_exposure)
         # 3. total worth
-        log_total = y
-        for c in range(nc):
-            log_total = _logaddexp(log_total, x[c])
-        shift = _log_gamma(total_shape) - log_rate - log_total
+        shift = _log_gamma(rng, total_shape) - log_rate - _log_sum_exp(x, nc, y)
         for c in range(nc):
             x[c] += shift
         y += shift
         # 4. Metropolis with the exact likelihood
         if metropolis_rounds > 0:
-            y = _metropolis_item(r0, r1, gamma, block_offsets, entry_offsets,
-                                 entry_candidate, rank, x, y, nc, n_pooled[i], shape, rate,
-                                 sigma[i], shift_sd[i], metropolis_rounds, accepted[i], x_new,
-                                 order, w, zbar, log_members, log_r)
+            y, n_accepted = _metropolis_item(
+                rng, r0, r1, gamma, block_offsets, entry_offsets, entry_candidate, rank, x, y,
+                nc, n_pooled[i], shape, rate, ref[i], mean[i], chol[i], df, metropolis_rounds,
+                x_new, z, z_new, scratch, w, zbar, table)
+            accepted[i] += n_accepted
         log_pool[i] = y
-        if not (adapt or store):
-            continue
-        top = y
-        for c in range(nc):
-            top = max(top, x[c])
-        norm = np.exp(y - top)
-        for c in range(nc):
-            norm += np.exp(x[c] - top)
         if adapt:
-            log_total = top + np.log(norm)
-            for c in range(nc):
-                moments[i, c, 0] += x[c] - log_total
-                moments[i, c, 1] += (x[c] - log_total) ** 2
-            if n_pooled[i] > 0:
-                moments[i, width, 0] += y - log_total
-                moments[i, width, 1] += (y - log_total) ** 2
+            d = _log_ratios(x, y, nc, ref[i], z)
+            for j in range(d):
+                moments[i, j, 0] += z[j]
+                for k in range(d):
+                    moments[i, j, 1 + k] += z[j] * z[k]
         if store:
+            top = y
+            for c in range(nc):
+                top = max(top, x[c])
+            norm = np.exp(y - top)
+            for c in range(nc):
+                norm += np.exp(x[c] - top)
             chain, row = i // out_cand.shape[1], i % out_cand.shape[1]
             for c in range(width):
                 out_cand[chain, row, c] = np.exp(x[c] - top) / norm if c < nc else 0.0
