@@ -487,10 +487,12 @@ def sweep_kernel(rng, reader_start, block_offsets, entry_offsets, entry_candidat
             top = y
             for c in range(nc):
                 top = max(top, x[c])
-            norm = np.exp(y - top)
+            pool = np.exp(y - top)
+            norm = pool
             for c in range(nc):
-                norm += np.exp(x[c] - top)
+                w[c] = np.exp(x[c] - top)
+                norm += w[c]
             chain, row = i // out_cand.shape[1], i % out_cand.shape[1]
             for c in range(width):
-                out_cand[chain, row, c] = np.exp(x[c] - top) / norm if c < nc else 0.0
-            out_pool[chain, row] = np.exp(y - top) / norm
+                out_cand[chain, row, c] = w[c] / norm if c < nc else 0.0
+            out_pool[chain, row] = pool / norm
