@@ -7,8 +7,8 @@ Per item ``i`` (candidate log-worths ``x_i (C,)``, log pooled mass ``y_i``) one 
    :func:`plausible.inference.plackett_luce_gibbs.augment_reference`, which is vectorised numpy
    and checked by enumeration): per reader the after-masses ``Zbar`` of its blocks (computed
    once), per tied block the subset-lattice table ``R`` (:func:`_lattice`; computed once per
-   reader, shared by its ``gamma`` copies), then per copy the within-block order (``P(next = a | A) =
-   R(A \\ a) / sum_a' R(A \\ a')``, inverse CDF) and the gaps
+   reader, shared by its ``gamma`` copies), then per copy the within-block order
+   (``P(next = a | A) = R(A \\ a) / sum_a' R(A \\ a')``, inverse CDF) and the gaps
    ``Delta ~ Exp(1) / (Zbar + mass of the block not yet arrived)`` (size-1 blocks: the sum
    over copies, one ``Gamma(gamma, 1)`` draw); exposures
    ``E_k = sum_{r, copy} tau_{r,k}`` (``T_r`` when ``r`` left ``k`` unranked) and
