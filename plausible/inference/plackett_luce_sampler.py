@@ -100,9 +100,10 @@ def default_cores(chains: int) -> int:
     return max(1, min(int(chains), available))
 
 
-def _run_chain(rankings, lay, chain_seed, cand_out, pool_out, accept_out, *, repetitions,
+def _run_chain(rankings, lay, ref, chain_seed, cand_out, pool_out, accept_out, *, repetitions,
                draws, tune, shape, rate, dispersion, thin, rounds, stop=None):
-    """Warm-up (with its own proposal fits) and sampling of one chain, in the calling thread,
+    """Warm-up (with its own proposal fits, on log-ratios relative to the parts ``ref``,
+    :func:`reference_parts`) and sampling of one chain, in the calling thread,
     every draw from the chain's own generator, so the draws depend on ``chain_seed`` only.
     Writes the kept draws into ``cand_out (1, draw, item, C)`` and
     ``pool_out (1, draw, item)``, and the acceptance rates of the kept sweeps' Metropolis
@@ -122,7 +123,7 @@ def _run_chain(rankings, lay, chain_seed, cand_out, pool_out, accept_out, *, rep
               lay.entry_offsets, lay.entry_candidate, lay.rank, lay.n_candidates,
               lay.n_pooled, lay.ranked_count, int(repetitions), rankings.n_classes, shape,
               float(rate))
-    proposal = (reference_parts(lay), mean, chol, PROPOSAL_DF)
+    proposal = (ref, mean, chol, PROPOSAL_DF)
     windows = ([(int(a * tune), int(b * tune)) for a, b in FIT_WINDOWS]
                if rounds and tune >= 100 else [])
     fitted = False
@@ -190,8 +191,8 @@ def sample_candidates(rankings: Rankings, *, repetitions: int = 1, draws: int = 
         raise ValueError(f"metropolis_rounds must be a non-negative integer, "
                          f"got {metropolis_rounds!r}")
     run = functools.partial(
-        _run_chain, rankings, lay, repetitions=repetitions, draws=draws, tune=tune,
-        shape=shape, rate=rate, dispersion=dispersion, thin=thin,
+        _run_chain, rankings, lay, reference_parts(lay), repetitions=repetitions, draws=draws,
+        tune=tune, shape=shape, rate=rate, dispersion=dispersion, thin=thin,
         rounds=int(metropolis_rounds))
     jobs = [(chain_seeds[c], cand_out[c:c + 1], pool_out[c:c + 1], accept_out[c:c + 1])
             for c in range(chains)]
