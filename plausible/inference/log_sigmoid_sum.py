@@ -9,8 +9,8 @@ an annotator's ability and an item's inverse difficulty (:mod:`plausible.models.
 the first part is linear (``min(w t, 0) = t min(w, 0)`` for ``t >= 0``) and the second needs
 one ``exp`` per term and one ``log`` per run of terms: ``sum_k log(1 + e_k) = log prod_k
 (1 + e_k)``, each factor in ``(1, 2]``, so a product of up to 1000 factors stays below
-``2**1000`` (longer runs are cut into such chunks). :func:`log1p_exp_factors` computes the
-factors of a whole array, :func:`sum_log1p_exp` the sum over a run ``|w_k| t``.
+``2**1000`` (longer runs are cut into such chunks). :func:`sum_log1p_exp` is the sum over a
+run ``|w_k| t``.
 
 numba compiles ``math.exp`` to a scalar libm call, which keeps the loop from being
 vectorised; :func:`exp_nonpositive` is ``exp`` on ``x <= 0`` written with operations LLVM
@@ -91,13 +91,4 @@ def sum_log1p_exp(magnitude, start, stop, t):
     return total
 
 
-@numba.njit(cache=True)
-def log1p_exp_factors(s):
-    """``1 + exp(-|s_k|)`` for every element of ``s`` ``(n,)``, vectorised."""
-    factors = np.empty(s.size)
-    for k in range(s.size):
-        factors[k] = 1.0 + exp_nonpositive(-abs(s[k]))
-    return factors
-
-
-__all__ = ["exp_nonpositive", "log1p_exp_factors", "sum_log1p_exp"]
+__all__ = ["exp_nonpositive", "sum_log1p_exp"]
