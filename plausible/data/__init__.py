@@ -22,7 +22,7 @@ from plausible.data.datasets import (
     load_snow2008,
 )
 from plausible.data.classifier_simulators import simulate_classifier, simulate_classifiers
-from plausible.data.glad_simulation import GLADSimulation, simulate_glad
+from plausible.data.glad_simulation import GLADSimulation, simulate_glad, simulate_glad_labels
 from plausible.data.labels import Labels
 from plausible.data.rankings import NO_READER, UNRANKED, Rankings
 from plausible.data.ratings import RatingSummary, Ratings
@@ -46,6 +46,7 @@ __all__ = [
     "simulate_classifier",
     "simulate_classifiers",
     "simulate_glad",
+    "simulate_glad_labels",
     "simulate_su",
     "NIGSimulation",
     "ToxicitySimulation",
