@@ -71,7 +71,7 @@ from pymc.model import modelcontext
 from pymc.step_methods.compound import BlockedStep
 from pymc.util import get_value_vars_from_user_vars
 
-from plausible.inference.log_sigmoid_sum import sum_log1p_exp
+from plausible.inference.log_sigmoid_sum import exp_nonpositive, sum_log1p_exp
 from plausible.inference.univariate_slice import slice_update
 
 GLAD, SU = 0, 1
@@ -149,7 +149,11 @@ def block_sweep(rng, x, width, kind, by_item, offsets, partner, label, partner_f
     item is its group when ``by_item``, else its partner); ``coefficients`` is scratch
     ``(annotation,)`` for the group's ``|w_k|`` (GLAD) or ``w_k`` (Su), filled just before
     the group's update. Adds ``|x' - x|`` to ``moves``; returns the number of density
-    evaluations."""
+    evaluations. GLAD's item block (``kind == EXPONENTIAL``) runs in lockstep
+    (:func:`glad_item_sweep`)."""
+    if kind == EXPONENTIAL:
+        return glad_item_sweep(rng, x, width, offsets, partner, label, partner_factor, z, prior,
+                               coefficients, moves, max_steps)
     evaluations = 0
     for g in range(x.size):
         start, stop = offsets[g], offsets[g + 1]
@@ -176,6 +180,137 @@ def block_sweep(rng, x, width, kind, by_item, offsets, partner, label, partner_f
                                       width[g], max_steps, args)
         moves[g] += abs(x[g] - old)
         evaluations += n + 1
+    return evaluations
+
+
+@numba.njit(cache=True)
+def _label_factors(scale, magnitude, out, n):
+    """``out[q] = 1 + exp(-magnitude[q] scale[q])`` for ``q < n``: one long loop, vectorised."""
+    for q in range(n):
+        out[q] = 1.0 + exp_nonpositive(-magnitude[q] * scale[q])
+
+
+@numba.njit(cache=True)
+def glad_item_log_conditionals(points, active, n_active, offsets, magnitude, negative, prior,
+                               log_f, scratch):
+    """GLAD's item log full conditionals (:func:`glad_log_conditional`, ``t = exp(x)``) at
+    ``points[i]`` for the items ``i = active[:n_active]``, written to ``log_f[i]``.
+
+    The factors ``1 + exp(-|w_k| t_i)`` of all those items' labels are computed in one long
+    vectorised loop (``scratch``: ``t`` ``(item,)`` and three float arrays ``(annotation,)``);
+    per item one ``log`` of their product (each factor in ``(1, 2]``; renormalised before it
+    could overflow)."""
+    item_scale, scale, gathered, factors = scratch
+    q = 0
+    for a in range(n_active):
+        i = active[a]
+        t = item_scale[i] = np.exp(points[i])
+        for k in range(offsets[i], offsets[i + 1]):
+            scale[q] = t
+            gathered[q] = magnitude[k]
+            q += 1
+    _label_factors(scale, gathered, factors, q)
+    q = 0
+    for a in range(n_active):
+        i = active[a]
+        total = 0.0
+        product = 1.0
+        for k in range(offsets[i], offsets[i + 1]):
+            product *= factors[q]
+            q += 1
+            if product > 1e300:
+                total += np.log(product)
+                product = 1.0
+        z = (points[i] - prior[0]) / prior[1]
+        log_f[i] = item_scale[i] * negative[i] - (total + np.log(product)) - 0.5 * z * z
+
+
+@numba.njit(cache=True)
+def glad_item_sweep(rng, x, width, offsets, partner, label, ability, z, prior, magnitude, moves,
+                    max_steps):
+    """Neal's slice update (:mod:`plausible.inference.univariate_slice`) of every GLAD item
+    coordinate ``x_i = log beta_i`` in place, all items in lockstep.
+
+    Given the abilities and the true classes the items are conditionally independent, so
+    their updates may interleave: each round evaluates the conditionals of every item still
+    at that stage (the initial point; each stepping-out end; each shrinkage proposal) in one
+    call of :func:`glad_item_log_conditionals`. Item ``i`` draws the same uniforms for the
+    same decisions as the one-at-a-time update, so each item's update is Neal's, with width
+    ``width[i]`` and limit ``max_steps`` (0: none). An item has ~10 labels, too few for the
+    one-item loop to vectorise; the rounds' loops run over all items' labels at once.
+    ``magnitude``: scratch ``(annotation,)`` for ``|w_k|``. Adds ``|x' - x|`` to ``moves``;
+    returns the number of density evaluations."""
+    n = x.size
+    n_labels = offsets[n]
+    negative = np.zeros(n)  # sum of the negative coefficients w_k (t = exp(x) > 0)
+    for i in range(n):
+        for k in range(offsets[i], offsets[i + 1]):
+            w = ability[partner[k]]
+            if label[k] != z[i]:
+                w = -w
+            magnitude[k] = abs(w)
+            negative[i] += min(w, 0.0)
+    scratch = (np.empty(n), np.empty(n_labels), np.empty(n_labels), np.empty(n_labels))
+    active = np.arange(n)
+    log_f = np.empty(n)
+    glad_item_log_conditionals(x, active, n, offsets, magnitude, negative, prior, log_f, scratch)
+    evaluations = n
+    level, left, right = np.empty(n), np.empty(n), np.empty(n)
+    steps = np.empty((2, n), dtype=np.int64)  # stepping-out steps left to the left / right
+    for i in range(n):
+        level[i] = log_f[i] + np.log(rng.random())
+        left[i] = x[i] - width[i] * rng.random()
+        right[i] = left[i] + width[i]
+        if max_steps > 0:  # Neal's limit m: J = floor(m V) steps left, m - 1 - J right
+            steps[0, i] = int(max_steps * rng.random())
+            steps[1, i] = max_steps - 1 - steps[0, i]
+        else:  # unlimited: the counters start below 0 and never reach it
+            steps[0, i] = steps[1, i] = -1
+    for side in range(2):
+        end = left if side == 0 else right
+        n_active = 0
+        for i in range(n):
+            if steps[side, i] != 0:
+                active[n_active] = i
+                n_active += 1
+        while n_active > 0:
+            glad_item_log_conditionals(end, active, n_active, offsets, magnitude, negative, prior,
+                                       log_f, scratch)
+            evaluations += n_active
+            still = 0
+            for a in range(n_active):
+                i = active[a]
+                if log_f[i] > level[i]:  # inside the slice: step out (nan: outside)
+                    end[i] += width[i] if side == 1 else -width[i]
+                    steps[side, i] -= 1
+                    if steps[side, i] != 0:
+                        active[still] = i
+                        still += 1
+            n_active = still
+    proposal = np.empty(n)
+    n_active = n
+    active[:] = np.arange(n)
+    while n_active > 0:  # shrinkage
+        for a in range(n_active):
+            i = active[a]
+            proposal[i] = left[i] + (right[i] - left[i]) * rng.random()
+        glad_item_log_conditionals(proposal, active, n_active, offsets, magnitude, negative, prior,
+                                   log_f, scratch)
+        evaluations += n_active
+        still = 0
+        for a in range(n_active):
+            i = active[a]
+            if log_f[i] > level[i]:
+                moves[i] += abs(proposal[i] - x[i])
+                x[i] = proposal[i]
+            else:
+                if proposal[i] < x[i]:
+                    left[i] = proposal[i]
+                else:
+                    right[i] = proposal[i]
+                active[still] = i
+                still += 1
+        n_active = still
     return evaluations
 
 
