@@ -72,7 +72,7 @@ def main():
     print(pd.Series({name: int(c.sum()) for name, c in correct.items()}).to_string())
     tests = {(ours, em): paired_label_test(correct[em], correct[ours])
              for ours in ("Bayesian GLAD", "Bayesian Su") for em in ("crowd-kit GLAD", "crowd-kit DS")}
-    print(pd.DataFrame(tests).T.to_string())
+    print(pd.DataFrame.from_dict(tests, orient="index").to_string())
 
     frame = labels.to_frame().rename(columns={"item": "task", "annotator": "worker"})
     em = GLAD(n_iter=100).fit(frame)
