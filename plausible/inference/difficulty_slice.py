@@ -48,7 +48,9 @@ keeps every ability's sign.
 :class:`LabelGroups`); a sweep is one compiled pass (numba) per block over the grouped
 labels, filling a coordinate's coefficients just before its update, with no Python loop
 over coordinates or sweeps. GLAD's sums of log-sigmoids are vectorised
-(:mod:`plausible.inference.log_sigmoid_sum`).
+(:mod:`plausible.inference.log_sigmoid_sum`); its items, with ~10 labels each, too few for
+one item's loop to vectorise, are updated in lockstep (:func:`glad_item_sweep`: each round
+of the slice update evaluates every item still at that stage in one loop over their labels).
 
 **Widths and stepping out.** Slice widths are per coordinate. They start at
 ``initial_width`` and, while PyMC tunes, are set to ``WIDTH_PER_MOVE`` times the mean
@@ -234,8 +236,9 @@ def glad_item_sweep(rng, x, width, offsets, partner, label, ability, z, prior, m
     Given the abilities and the true classes the items are conditionally independent, so
     their updates may interleave: each round evaluates the conditionals of every item still
     at that stage (the initial point; each stepping-out end; each shrinkage proposal) in one
-    call of :func:`glad_item_log_conditionals`. Item ``i`` draws the same uniforms for the
-    same decisions as the one-at-a-time update, so each item's update is Neal's, with width
+    call of :func:`glad_item_log_conditionals`. Item ``i`` takes the same decisions, each
+    on a uniform of its own, in the same order as the one-at-a-time update (only the order
+    of the draws across items differs), so each item's update is Neal's, with width
     ``width[i]`` and limit ``max_steps`` (0: none). An item has ~10 labels, too few for the
     one-item loop to vectorise; the rounds' loops run over all items' labels at once.
     ``magnitude``: scratch ``(annotation,)`` for ``|w_k|``. Adds ``|x' - x|`` to ``moves``;
