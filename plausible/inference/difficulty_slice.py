@@ -114,6 +114,14 @@ def factor(kind, x):
     return 1.0 - x
 
 
+@numba.njit(cache=True, inline="always")
+def signed_coefficient(k, partner_factor, partner, label, true_class):
+    """``w_k = +-t(partner_k)``: ``+`` when label ``k`` is its item's true class ``true_class``
+    (see module)."""
+    w = partner_factor[partner[k]]
+    return w if label[k] == true_class else -w
+
+
 @numba.njit(cache=True)
 def glad_log_conditional(x, kind, magnitude, start, stop, negative, positive, mean, sd):
     """GLAD's log full conditional (up to a constant) of one coordinate with factor kind
@@ -162,9 +170,8 @@ def block_sweep(rng, x, width, kind, by_item, offsets, partner, label, partner_f
         negative = 0.0  # sums of the negative and positive signed coefficients (GLAD)
         positive = 0.0
         for k in range(start, stop):
-            w = partner_factor[partner[k]]
-            if label[k] != z[g if by_item else partner[k]]:
-                w = -w
+            item = g if by_item else partner[k]
+            w = signed_coefficient(k, partner_factor, partner, label, z[item])
             if kind == COMPLEMENT:
                 coefficients[k] = w
             else:
@@ -248,9 +255,7 @@ def glad_item_sweep(rng, x, width, offsets, partner, label, ability, z, prior, m
     negative = np.zeros(n)  # sum of the negative coefficients w_k (t = exp(x) > 0)
     for i in range(n):
         for k in range(offsets[i], offsets[i + 1]):
-            w = ability[partner[k]]
-            if label[k] != z[i]:
-                w = -w
+            w = signed_coefficient(k, ability, partner, label, z[i])
             magnitude[k] = abs(w)
             negative[i] += min(w, 0.0)
     scratch = (np.empty(n), np.empty(n_labels), np.empty(n_labels), np.empty(n_labels))
