@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from plausible.data.votes import Votes
-from plausible.inference import distributed as dist
+from plausible import distributed as dist
 
 
 def store_size(path: Path) -> int:

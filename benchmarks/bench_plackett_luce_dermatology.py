@@ -2,7 +2,7 @@
 no truncation), reliability sweep ``gamma`` in {1, 2, 3, 5, 10} (readers repeated).
 
     PLAUSIBLE_DATA=../shared/data .venv/bin/python benchmarks/bench_plackett_luce_dermatology.py \
-        [--draws 1000] [--tune 500] [--chains 4] [--repetitions 1 2 3 5 10] [--thin 1] \
+        [--draws 1000] [--tune 500] [--chains 4] [--reliability 1 2 3 5 10] [--thin 1] \
         [--metropolis-rounds 2] [--cores N]
 
 Sampler: :func:`plausible.inference.plackett_luce_sampler.sample_candidates`: one compiled
@@ -42,7 +42,7 @@ def main():
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--tune", type=int, default=500)
     parser.add_argument("--chains", type=int, default=4)
-    parser.add_argument("--repetitions", type=int, nargs="+", default=[1, 2, 3, 5, 10])
+    parser.add_argument("--reliability", type=int, nargs="+", default=[1, 2, 3, 5, 10])
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--thin", type=int, default=1)
     parser.add_argument("--metropolis-rounds", type=int, default=2)
@@ -63,9 +63,9 @@ def main():
     print(f"{'gamma':>5} {'wall s':>8} {'cpu s':>8} {'s/sweep':>8} {'peak GB':>8} "
           f"{'max R-hat':>9} {'#>1.01':>7} {'accept':>7} {'trace MB':>9}  "
           f"worst (item, class, mean plaus.)")
-    for gamma in args.repetitions:
+    for gamma in args.reliability:
         start, cpu = time.perf_counter(), time.process_time()
-        trace = sample_candidates(rankings, repetitions=gamma, draws=args.draws,
+        trace = sample_candidates(rankings, reliability=gamma, draws=args.draws,
                                   tune=args.tune, chains=args.chains, seed=args.seed + gamma,
                                   thin=args.thin, metropolis_rounds=args.metropolis_rounds,
                                   cores=cores)

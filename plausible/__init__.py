@@ -8,16 +8,41 @@ checks read those draws from an ArviZ ``xarray.DataTree``::
     votes = pl.data.load_cifar10h()
     trace = pl.sample(pl.models.dirichlet.build(votes, reliability=1.0), seed=0)
     pl.metrics.annotation_certainty(trace).mean()
+
+Importing plausible sets PyTensor's ``numba__fastmath`` flag to False for the whole process
+(see the README's "Reproducibility"): fast-math lets LLVM reorder floating-point reductions
+differently in each compilation, and a seed must give the same draws.
 """
 
 import pytensor
 
-# Bit-identical draws for identical seeds: fast-math lets LLVM reorder float
-# reductions, which changes results across compilations.
 pytensor.config.numba__fastmath = False
 
-from plausible import calibrators, data, diagnostics, metrics, models  # noqa: E402
+from plausible import (  # noqa: E402
+    calibration,
+    data,
+    diagnostics,
+    distributed,
+    inference,
+    maths,
+    metrics,
+    models,
+    plots,
+    testing,
+)
 from plausible.inference import sample  # noqa: E402
 
 __version__ = "0.1.0"
-__all__ = ["calibrators", "data", "diagnostics", "metrics", "models", "sample"]
+__all__ = [
+    "calibration",
+    "data",
+    "diagnostics",
+    "distributed",
+    "inference",
+    "maths",
+    "metrics",
+    "models",
+    "plots",
+    "sample",
+    "testing",
+]

@@ -141,7 +141,7 @@ def _sharded(args, kind, annotations, reliability, alpha, tops, console):
     """Sample shards on Dask (or in-process) into ``--store``; certainty reduced per shard."""
     import tempfile
 
-    from plausible.inference import distributed
+    from plausible import distributed
 
     if kind != "votes":
         raise ValueError("--store/--scheduler/--workers support votes (Dirichlet model) only")

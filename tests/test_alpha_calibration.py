@@ -5,17 +5,17 @@ import numpy as np
 import pytest
 from scipy.special import softmax
 
-from plausible.calibrators import TemperatureScaling
-from plausible.metrics.calibration import (
+from plausible.calibration import TemperatureScaling
+from plausible.calibration.losses import (
     calibration_error,
     calibration_loss,
     epistemic_loss,
     expected_accuracy,
     expected_squared_loss,
 )
-from plausible.metrics.cpe import PointCPE
-from plausible.metrics.disagreement import disagreement_loss
-from plausible.models import alpha_calibration as ac
+from plausible.calibration.cpe import PointCPE
+from plausible.calibration.disagreement import disagreement_loss
+from plausible.calibration import alpha as ac
 
 W_TRUE = np.array([0.8, -0.5, 0.0])
 B_TRUE = np.log(3.0)
@@ -39,7 +39,7 @@ def data():
 
 @pytest.fixture(scope="module")
 def map_fit(data):
-    return ac.fit_map(*data, holdout=0.0)
+    return ac.fit_alpha_map(*data, holdout=0.0)
 
 
 def objective(theta, counts, q, x, lam):
@@ -91,7 +91,7 @@ def test_alpha_calibration_leaves_order1_metrics_unchanged_and_shrinks_the_dpe(d
 @pytest.mark.slow
 def test_map_and_nuts_agree_within_posterior_uncertainty(data, map_fit):
     counts, q, x = data
-    posterior, trace = ac.fit_posterior(counts, q, x, draws=500, tune=500, chains=2, seed=3)
+    posterior, trace = ac.fit_alpha_posterior(counts, q, x, draws=500, tune=500, chains=2, seed=3)
     assert set(trace.posterior.data_vars) >= {"z", "w", "b"}
     draws = posterior.theta_draws
     sd = draws.std(axis=0)
@@ -114,7 +114,7 @@ def test_stacks_after_temperature_scaling():
     counts = np.array([rng.multinomial(5, p) for p in pi])
     ts = TemperatureScaling().fit(logits, counts)
     q_ts = ts.predict(logits)
-    fit = ac.fit_map(counts, q_ts, logits)
+    fit = ac.fit_alpha_map(counts, q_ts, logits)
     assert (fit.report.n_fit, fit.report.n_holdout) == (320, 80)
     assert 0 <= fit.report.best_iter <= fit.report.n_iter
     stacked = fit.predict(q_ts, logits)
@@ -125,7 +125,7 @@ def test_stacks_after_temperature_scaling():
 
 def test_global_alpha0_without_features():
     counts, q, _ = simulate(n_items=200, seed=5)
-    fit = ac.fit_map(counts, q, None, holdout=0.0)
+    fit = ac.fit_alpha_map(counts, q, None, holdout=0.0)
     assert fit.w.shape == (0,)
     assert fit.alpha0(n_items=3).shape == (3,)
     assert fit.predict(q).alpha0 == pytest.approx(np.exp(fit.b))
@@ -144,8 +144,8 @@ def test_alpha_calibration_errors(data):
     bad = counts.copy()
     bad[9] = 0
     with pytest.raises(ValueError, match="item 9 has no labels"):
-        ac.fit_map(bad, q, x)
+        ac.fit_alpha_map(bad, q, x)
     with pytest.raises(ValueError, match="cpe: item 2 sums to"):
-        ac.fit_map(counts, q * np.r_[1, 1, 0.5, np.ones(297)][:, None], x)
+        ac.fit_alpha_map(counts, q * np.r_[1, 1, 0.5, np.ones(297)][:, None], x)
     with pytest.raises(ValueError, match="fitted by MAP"):
-        ac.fit_map(counts, q, x).log_alpha0_draws(x)
+        ac.fit_alpha_map(counts, q, x).log_alpha0_draws(x)

@@ -59,14 +59,3 @@ def test_rejects_bad_replicates():
         annotation_predictive_check(labels, np.zeros((2, 5), dtype=int))
     with pytest.raises(ValueError, match="class indices"):
         annotation_predictive_check(labels, np.full((2, labels.n_annotations), 2))
-
-
-def test_plots_run():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    labels = _complete(np.random.default_rng(2))
-    rep = np.random.default_rng(3).integers(0, 2, (20, labels.n_annotations))
-    check = annotation_predictive_check(labels, rep)
-    axes = check.plot_all()
-    assert len(axes) == 4

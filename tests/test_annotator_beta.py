@@ -11,7 +11,7 @@ from scipy.special import expit
 
 import plausible as pl
 from plausible.data.labels import Labels
-from plausible.diagnostics.convergence import ess_bulk
+from plausible.diagnostics.estimators import ess_bulk
 from plausible.inference.conjugacy import declared_gibbs
 from plausible.models import annotator_beta as ab
 
@@ -70,9 +70,11 @@ def _brute_class_log_likelihoods(labels, sens, spec):
     return L0, L1
 
 
-def test_conjugate_beta_draws_match_closed_form(small):
-    """With item classes fixed, the step's draws of q, a0_j, a1_j are the closed-form Betas."""
-    model = ab.build(small)
+@pytest.mark.parametrize("reliability", [1.0, 2.5])
+def test_conjugate_beta_draws_match_closed_form(small, reliability):
+    """With item classes fixed, the step's draws of q, a0_j, a1_j are the closed-form Betas
+    (the accuracies' counts multiplied by the reliability, the prevalence's not)."""
+    model = ab.build(small, reliability=reliability)
     step = _step(model)
     point = _point(model, np.random.default_rng(1))
     hyper = _constrained(model, point, ["specificity_mean", "specificity_scale",
@@ -91,7 +93,8 @@ def test_conjugate_beta_draws_match_closed_form(small):
             mine = (small.annotator == j) & (c_k == cls)
             agree = int((small.label[mine] == cls).sum())
             disagree = int(mine.sum()) - agree
-            closed = stats.beta(mean * scale + agree, (1 - mean) * scale + disagree)
+            closed = stats.beta(mean * scale + reliability * agree,
+                                (1 - mean) * scale + reliability * disagree)
             assert stats.kstest(values[:, j], closed.cdf).pvalue > 1e-3, (name, j)
 
 
@@ -170,12 +173,18 @@ def test_item_patterns_group_identical_label_multisets(small):
         assert rep == signature[np.flatnonzero(pat.item_pattern == u)[0]]
 
 
-def test_plausibility_and_marginal_likelihood_against_brute_force(small):
-    model = ab.build(small)
+@pytest.mark.parametrize("reliability", [1.0, 2.5])
+def test_plausibility_and_marginal_likelihood_against_brute_force(small, reliability):
+    """Plausibility, the step's class conditional and the model's marginal likelihood equal
+    the brute-force ones, the labels' log-likelihood given the class tempered by the
+    reliability."""
+    model = ab.build(small, reliability=reliability)
     point = _point(model, np.random.default_rng(21))
     values = _constrained(model, point, ["prevalence", "sensitivity", "specificity", "plausibility"])
     q, sens, spec = values["prevalence"], values["sensitivity"], values["specificity"]
-    L0, L1 = _brute_class_log_likelihoods(small, sens, spec)
+    plain = np.log(q * np.exp(np.array(_brute_class_log_likelihoods(small, sens, spec)[1]))
+                   + (1 - q) * np.exp(_brute_class_log_likelihoods(small, sens, spec)[0]))
+    L0, L1 = (reliability * L for L in _brute_class_log_likelihoods(small, sens, spec))
     p1 = q * np.exp(L1) / (q * np.exp(L1) + (1 - q) * np.exp(L0))
     np.testing.assert_allclose(values["plausibility"][:, 1], p1, rtol=1e-10)
     np.testing.assert_allclose(values["plausibility"].sum(axis=1), 1.0, rtol=1e-12)
@@ -185,7 +194,7 @@ def test_plausibility_and_marginal_likelihood_against_brute_force(small):
     potential = model.compile_fn(model.replace_rvs_by_values([model["labels"]])[0], inputs=model.value_vars,
                                  on_unused_input="ignore", point_fn=True)(point)
     np.testing.assert_allclose(potential, marginal.sum(), rtol=1e-10)
-    np.testing.assert_allclose(ab.item_log_likelihood_point(small, q, sens, spec), marginal, rtol=1e-10)
+    np.testing.assert_allclose(ab.item_log_likelihood_point(small, q, sens, spec), plain, rtol=1e-10)
 
 
 def _frame(rows):

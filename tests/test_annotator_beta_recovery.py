@@ -7,7 +7,7 @@ import pytest
 
 import plausible as pl
 from plausible.diagnostics.annotation_predictive import annotation_predictive_check
-from plausible.diagnostics.convergence import rhat
+from plausible.diagnostics.estimators import rhat
 from plausible.models import annotator_beta as ab
 from test_annotator_beta import simulate
 

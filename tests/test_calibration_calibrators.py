@@ -5,14 +5,9 @@ import pytest
 from scipy.optimize import approx_fprime
 from scipy.special import softmax
 
-from plausible.calibrators import (
-    EarlyStopping,
-    MatrixScaling,
-    TemperatureScaling,
-    VectorScaling,
-    histogram_nll,
-    holdout_split,
-)
+from plausible.calibration import MatrixScaling, TemperatureScaling, VectorScaling
+from plausible.calibration.early_stopping import EarlyStopping, holdout_split
+from plausible.calibration.scaling import histogram_nll
 
 
 def simulated(n_items=600, n_classes=4, temperature=2.5, labels=3, seed=0):

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from plausible.data import Votes
-from plausible.metrics.calibration import (
+from plausible.calibration.losses import (
     calibration_error,
     calibration_loss,
     calibration_table,
@@ -16,10 +16,10 @@ from plausible.metrics.calibration import (
     expected_squared_loss,
     irreducible_loss,
 )
-from plausible.metrics.calibration_bins import bin_edges, bin_index, binned_calibration
-from plausible.metrics.calibration_inputs import check_cpe, label_histogram
-from plausible.metrics.calibration_study import debiasing_study, summarize_study
-from plausible.metrics.calibration_summary import calibration_summary
+from plausible.calibration.bins import bin_edges, bin_index, binned_calibration
+from plausible.calibration.inputs import check_cpe, label_histogram
+from plausible.calibration.studies import debiasing_study, summarize_study
+from plausible.calibration.summary import calibration_summary
 
 
 def random_case(n_items=40, n_classes=3, max_labels=6, seed=0):

@@ -6,12 +6,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from plausible.diagnostics import (
-    convergence_report,
-    simulation_based_calibration,
-    vote_predictive_check,
-)
-from plausible.inference import sample
+from plausible.diagnostics import convergence_report, vote_predictive_check
+from plausible.inference import sample, simulation_based_calibration
 from plausible.models import dirichlet
 
 

@@ -20,7 +20,7 @@ from plausible.inference.difficulty_gibbs import ClassGibbs
 from plausible.inference.difficulty_slice import LabelGroups
 from plausible.models import glad, su_difficulty
 from plausible.models.difficulty import class_log_likelihood_graph, majority_vote, posterior_labels
-from plausible.models.fallibility import error_rate
+from plausible.maths.fallibility import error_rate
 
 
 def _labels(item, annotator, label, n_items, n_annotators, n_classes):
@@ -73,19 +73,24 @@ MODELS = {"glad": (glad, ["ability", "log_inverse_difficulty"]),
 
 @pytest.mark.parametrize("name", MODELS)
 @pytest.mark.parametrize("gibbs", [True, False])
-def test_likelihood_and_plausibility_against_brute_force(small3, name, gibbs):
+@pytest.mark.parametrize("reliability", [1.0, 2.5])
+def test_likelihood_and_plausibility_against_brute_force(small3, name, gibbs, reliability):
+    """The model's likelihood term, plausibility and (Gibbs build) class conditional equal
+    the brute-force ones, the labels' log-likelihood multiplied by the reliability."""
     module, params = MODELS[name]
-    model = module.build(small3, gibbs=gibbs)
+    model = module.build(small3, gibbs=gibbs, reliability=reliability)
     point = _point(model, np.random.default_rng(1))
     names = [*params, "class_prior", "plausibility", "labels"]
     values = _evaluate(model, point, names)
-    L = _brute_L(small3, _correct_probability(name, values, small3))
+    L = reliability * _brute_L(small3, _correct_probability(name, values, small3))
     log_joint = np.log(values["class_prior"]) + L
     np.testing.assert_allclose(values["plausibility"], softmax(log_joint, axis=1), rtol=1e-9)
     if gibbs:  # likelihood given the true classes (majority vote at the initial point)
         z = point["true_class"]
         np.testing.assert_array_equal(z, majority_vote(small3))
         expected = L[np.arange(small3.n_items), z].sum()
+        np.testing.assert_allclose(_step(model, 0).class_probabilities(point),
+                                   softmax(log_joint, axis=1), rtol=1e-9)
     else:
         expected = logsumexp(log_joint, axis=1).sum()
     np.testing.assert_allclose(values["labels"], expected, rtol=1e-9)
@@ -232,16 +237,17 @@ def test_fused_glad_class_posterior_matches_graph(small3):
     pytensor graph of the same likelihood, also where |alpha beta| is large (the stable
     branches of the graph's softplus)."""
     rng = np.random.default_rng(9)
-    a, b, log_pi = pt.dvector("a"), pt.dvector("b"), pt.dvector("log_pi")
+    a, b, log_pi, gamma = pt.dvector("a"), pt.dvector("b"), pt.dvector("log_pi"), pt.dscalar("g")
     score = a[small3.annotator] * pt.exp(b)[small3.item]
     L = class_log_likelihood_graph(small3, -pt.softplus(-score), -pt.softplus(score))
-    fused = glad._class_posterior(small3, log_pi, a, b)
-    f = pytensor.function([log_pi, a, b], [L, fused])
-    for scale in (1.0, 30.0, 400.0):
+    fused = glad._class_posterior(small3, log_pi, gamma, a, b)
+    f = pytensor.function([log_pi, gamma, a, b], [L, fused])
+    for scale, g in ((1.0, 1.0), (30.0, 1.0), (400.0, 1.0), (1.0, 0.3), (30.0, 2.5)):
         av, bv = rng.normal(0, scale, small3.n_annotators), rng.normal(0, 1, small3.n_items)
         prior = np.log(rng.dirichlet(np.ones(3)))
-        expected, got = f(prior, av, bv)
-        np.testing.assert_allclose(got, softmax(prior + expected, axis=1), rtol=1e-9, atol=1e-14)
+        expected, got = f(prior, g, av, bv)
+        np.testing.assert_allclose(got, softmax(prior + g * expected, axis=1), rtol=1e-9,
+                                   atol=1e-14)
         # the evidence is the class log-likelihood up to a constant per item
         shift = glad.class_evidence(av, bv, *_by_item(small3)) - expected
         np.testing.assert_allclose(shift - shift[:, :1], 0.0, atol=1e-9 * max(1.0, np.abs(expected).max()))

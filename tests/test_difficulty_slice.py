@@ -11,9 +11,9 @@ from scipy.special import log_expit
 from plausible.data.glad_simulation import simulate_glad
 from plausible.inference import difficulty_slice as ds
 from plausible.inference.conjugacy import declared_gibbs
-from plausible.inference.log_sigmoid_sum import exp_nonpositive, sum_log1p_exp
+from plausible.maths.logspace import exp_nonpositive, sum_log1p_exp
 from plausible.models import glad, su_difficulty
-from plausible.models.fallibility import error_rate
+from plausible.maths.fallibility import error_rate
 
 N = 20000  # independent replicates of one coordinate's update
 
@@ -40,7 +40,7 @@ def _ks(draws, grid, cdf):
 
 
 def _replicated_block(kind, by_item, partner_factor, z, prior, n_classes, x0, max_steps, rng,
-                      sweeps=1):
+                      sweeps=1, gamma=1.0):
     """``sweeps`` block sweeps over N copies of the coordinate (identical labels), from x0."""
     n_labels = PARTNER.size
     offsets = np.arange(N + 1, dtype=np.int64) * n_labels
@@ -52,7 +52,7 @@ def _replicated_block(kind, by_item, partner_factor, z, prior, n_classes, x0, ma
     for _ in range(sweeps):
         ds.block_sweep(rng, x, width, kind, by_item, offsets, partner, label, partner_factor, z,
                        np.asarray(prior, dtype=float), n_classes, coefficients, np.zeros(N),
-                       max_steps)
+                       max_steps, gamma)
     return x
 
 
@@ -62,31 +62,32 @@ LOG_BETA = np.array([0.5, 1.2, -0.3, 0.9, 0.0, 1.7])  # items of the annotator c
 ITEM_Z = np.array([0, 1, 1, 0, 2, 0])                 # true classes of those items
 
 
-def _glad_annotator(x, drop=0):
-    """log p(alpha | beta, z, labels) on the grid ``x`` (``drop``: labels left out)."""
+def _glad_annotator(x, drop=0, gamma=1.0):
+    """log p(alpha | beta, z, labels) on the grid ``x`` (``drop``: labels left out; the
+    labels' likelihood to the power ``gamma``, the reliability)."""
     agree = LABEL == ITEM_Z[PARTNER]
     s = np.exp(LOG_BETA[PARTNER])[:, None] * x[None, :]
     terms = np.where(agree[:, None], log_expit(s), log_expit(-s))
-    return stats.norm(1, 1).logpdf(x) + terms[drop:].sum(axis=0)
+    return stats.norm(1, 1).logpdf(x) + gamma * terms[drop:].sum(axis=0)
 
 
-def _glad_item(x, z_item=0, drop=0):
+def _glad_item(x, z_item=0, drop=0, gamma=1.0):
     """log p(log beta | alpha, z, labels) of an item with true class ``z_item``."""
     agree = LABEL == z_item
     s = ALPHA[PARTNER][:, None] * np.exp(x)[None, :]
     terms = np.where(agree[:, None], log_expit(s), log_expit(-s))
-    return stats.norm(1, 1).logpdf(x) + terms[drop:].sum(axis=0)
+    return stats.norm(1, 1).logpdf(x) + gamma * terms[drop:].sum(axis=0)
 
 
 PHI = np.array([0.1, 0.5, 0.05, 0.3, 0.8, 0.2])
 
 
-def _su_item(x, z_item=0, prior=(1.0, 5.0)):
+def _su_item(x, z_item=0, prior=(1.0, 5.0), gamma=1.0):
     """log p(delta | phi, z, labels): Beta prior, r = 1 - error_rate(delta, phi)."""
     eps = error_rate(x[None, :], PHI[PARTNER][:, None], 3)
     agree = (LABEL == z_item)[:, None]
     terms = np.where(agree, np.log1p(-eps), np.log(eps / 2))
-    return stats.beta(*prior).logpdf(x) + terms.sum(axis=0)
+    return stats.beta(*prior).logpdf(x) + gamma * terms.sum(axis=0)
 
 
 @pytest.mark.parametrize("max_steps", [0, 1, 2])
@@ -119,6 +120,26 @@ def test_su_update_keeps_its_conditional_on_the_bounded_support():
     x1 = _replicated_block(ds.COMPLEMENT, True, 1 - PHI, z, (1.0, 5.0), 3, x0, 0, rng)
     assert ((x1 > 0) & (x1 < 1)).all()
     assert _ks(x1, grid, cdf) > 1e-3
+
+
+@pytest.mark.parametrize("kind", ["glad annotator", "glad item", "su item"])
+def test_tempered_updates_keep_their_tempered_conditionals(kind):
+    """Reliability 2.5: every kind of coordinate keeps the conditional whose labels'
+    likelihood is raised to 2.5 (the prior is not), and not the untempered one."""
+    gamma, rng = 2.5, np.random.default_rng(9)
+    z = np.zeros(N, dtype=np.int64)
+    case = {"glad annotator": (_glad_annotator, (-8, 10), ds.IDENTITY, False, np.exp(LOG_BETA),
+                               ITEM_Z, (1.0, 1.0)),
+            "glad item": (_glad_item, (-6, 6), ds.EXPONENTIAL, True, ALPHA, z, (1.0, 1.0)),
+            "su item": (_su_item, (1e-9, 1 - 1e-9), ds.COMPLEMENT, True, 1 - PHI, z, (1.0, 5.0))}
+    density, bounds, code, by_item, partner_factor, classes, prior = case[kind]
+    grid, cdf = _grid_cdf(lambda x: density(x, gamma=gamma), *bounds)
+    x0 = _exact_draws(rng, grid, cdf, N)
+    x1 = _replicated_block(code, by_item, partner_factor, classes, prior, 3, x0, 0, rng,
+                           gamma=gamma)
+    assert _ks(x1, grid, cdf) > 1e-3
+    plain_grid, plain_cdf = _grid_cdf(density, *bounds)
+    assert _ks(x1, plain_grid, plain_cdf) < 1e-6
 
 
 def test_sweeps_from_a_fixed_start_reach_the_conditional():
@@ -196,7 +217,7 @@ def test_vectorised_exp_and_log_sigmoid_sums():
     s = np.random.default_rng(8).normal(0, 20, 2500)
     magnitude = np.abs(s)  # 2500 terms: three chunks of the product
     for t in (0.0, 0.3, 7.0):
-        np.testing.assert_allclose(sum_log1p_exp(magnitude, 100, 2500, t),
+        np.testing.assert_allclose(sum_log1p_exp(magnitude, 100, 2500, t, np.empty(2500)),
                                    np.log1p(np.exp(-magnitude[100:] * t)).sum(), rtol=1e-13)
 
 

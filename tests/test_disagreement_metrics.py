@@ -6,10 +6,10 @@ from itertools import combinations
 import numpy as np
 import pytest
 
-from plausible.metrics.calibration import calibration_error
-from plausible.metrics.calibration_bins import binned_calibration
-from plausible.metrics.cpe import DirichletCPE, EnsembleCPE, PointCPE
-from plausible.metrics.disagreement import (
+from plausible.calibration.losses import calibration_error
+from plausible.calibration.bins import binned_calibration
+from plausible.calibration.cpe import DirichletCPE, EnsembleCPE, PointCPE
+from plausible.calibration.disagreement import (
     compositions,
     disagreement,
     disagreement_calibration_error,

@@ -9,7 +9,7 @@ import xarray as xr
 
 from plausible import metrics
 from plausible.data.votes import Votes
-from plausible.inference import distributed as dist
+from plausible import distributed as dist
 
 RUN = dict(shard_size=7, draws=60, chains=2, seed=11)
 

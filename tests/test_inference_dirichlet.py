@@ -13,7 +13,7 @@ import xarray as xr
 from scipy import stats
 
 from plausible.inference import sample
-from plausible.inference.dirichlet_gibbs import log_gamma_draws
+from plausible.maths.logspace import log_gamma_draws
 from plausible.inference.sampling import dispersed_initvals
 from plausible.models import dirichlet
 

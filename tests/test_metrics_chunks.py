@@ -6,7 +6,7 @@ import xarray as xr
 
 import plausible.metrics as pm
 from plausible.metrics.chunks import chunk_steps, iter_chunks
-from plausible.metrics.plausibility import layout
+from plausible.metrics.storage import layout
 
 
 def _draws(shape=(2, 7, 13, 5), seed=4):

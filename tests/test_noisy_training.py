@@ -8,9 +8,9 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import train_test_split
 
 from plausible.data.labels import Labels
-from plausible.metrics.testing import label_posterior
-from plausible.models import noisy_logistic as nl
-from plausible.models.fallibility import error_rate, label_log_likelihood
+from plausible.testing.binary import label_posterior
+from plausible.testing import noisy_logistic as nl
+from plausible.maths.fallibility import error_rate, label_log_likelihood
 
 
 def test_gradients_match_finite_differences():

@@ -6,7 +6,7 @@ import pytest
 import plausible
 import plausible.metrics as metrics
 from plausible.data.rankings import Rankings
-from plausible.diagnostics.convergence import ess_bulk
+from plausible.diagnostics.estimators import ess_bulk
 from plausible.inference.plackett_luce_sampler import sample_candidates
 from plausible.metrics import candidates
 from plausible.models import plackett_luce
@@ -87,11 +87,11 @@ def test_label_certainty_matches_dense_metrics(trace):
 def test_candidate_sampler_matches_pymc_gibbs(metropolis_rounds):
     rankings = Rankings.from_selectors(SELECTORS, classes=7)
     fast = candidates.to_dense(
-        sample_candidates(rankings, repetitions=2, draws=2000, tune=100, chains=2, seed=1,
+        sample_candidates(rankings, reliability=2, draws=2000, tune=100, chains=2, seed=1,
                           shape=1.0, metropolis_rounds=metropolis_rounds)
     ).values
     dense = plausible.sample(
-        plackett_luce.build(rankings, repetitions=2, shape=1.0), draws=2000, chains=2,
+        plackett_luce.build(rankings, reliability=2, shape=1.0), draws=2000, chains=2,
         seed=2, progressbar=False,
     ).posterior["plausibility"].values
     # pooled classes are spread equally in `fast`: compare per-class means (exchangeable)

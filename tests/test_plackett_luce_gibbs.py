@@ -5,10 +5,10 @@ import pytest
 
 import plausible
 from plausible.data.rankings import Rankings
-from plausible.diagnostics.convergence import ess_bulk
+from plausible.diagnostics.estimators import ess_bulk
 from plausible.inference.plackett_luce_gibbs import gibbs_sweep, sample_block_orders
 from plausible.models import plackett_luce
-from plausible.models import plackett_luce_likelihood as pll
+from plausible.maths import plackett_luce as pll
 from plackett_luce_cases import brute_force_order_probabilities
 
 
@@ -49,11 +49,11 @@ def _moments(trace):
 def test_gibbs_agrees_with_nuts(gamma):
     rankings = Rankings.from_selectors(SELECTORS, classes=7)
     gibbs = plausible.sample(
-        plackett_luce.build(rankings, repetitions=gamma, shape=1.0),
+        plackett_luce.build(rankings, reliability=gamma, shape=1.0),
         draws=2000, chains=2, seed=11, progressbar=False,
     )
     nuts = plausible.sample(
-        plackett_luce.build(rankings, tempering=float(gamma), shape=1.0),
+        plackett_luce.build(rankings, reliability=float(gamma), gibbs=False, shape=1.0),
         draws=1500, chains=2, tune=700, seed=12, progressbar=False, target_accept=0.9,
     )
     mean_g, sd_g, se_g = _moments(gibbs)
@@ -104,7 +104,7 @@ def _simulate_pl(rng, n_items=12, n_classes=5, shape=0.7):
 
 @pytest.mark.slow
 def test_simulation_based_calibration():
-    from plausible.diagnostics.sbc import simulation_based_calibration
+    from plausible.inference.sbc import simulation_based_calibration
 
     result = simulation_based_calibration(
         lambda data: plackett_luce.build(data, shape=0.7),

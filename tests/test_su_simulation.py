@@ -1,11 +1,11 @@
-"""Su simulator (spec 02 §2.2) and the known-parameter likelihood of plausible.models.fallibility."""
+"""Su simulator (spec 02 §2.2) and the known-parameter likelihood of plausible.maths.fallibility."""
 
 import numpy as np
 import pytest
 
 from plausible.data.labels import Labels
 from plausible.data.su_simulation import simulate_su
-from plausible.models.fallibility import error_rate, label_likelihood, label_log_likelihood
+from plausible.maths.fallibility import error_rate, label_likelihood, label_log_likelihood
 
 MAIN = dict(prior=[0.8, 0.2], operating_point=(0.8, 0.3), difficulty=(1, 5), fallibility=(0, 0.4))
 

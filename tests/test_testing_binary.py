@@ -6,10 +6,10 @@ import pytest
 from scipy import integrate
 
 from plausible.data.su_simulation import simulate_su
-from plausible.metrics import testing as T
-from plausible.metrics.credible_regions import hdr_mask, mmse
-from plausible.metrics.ratio_normal import RatioNormal
-from plausible.models.fallibility import label_likelihood
+from plausible.testing import binary as T
+from plausible.testing.credible_regions import hdr_mask, mmse
+from plausible.testing.ratio_normal import RatioNormal
+from plausible.maths.fallibility import label_likelihood
 
 M = 20000
 

@@ -1,15 +1,15 @@
-"""MMSE, MAP and HDR on grids (plausible.metrics.credible_regions) and the per-labeler baselines."""
+"""MMSE, MAP and HDR on grids (plausible.testing.credible_regions) and the per-labeler baselines."""
 
 import numpy as np
 import pytest
 from scipy import stats
 
 from plausible.data.su_simulation import simulate_su
-from plausible.metrics.credible_regions import (
+from plausible.testing.credible_regions import (
     hdr_interval, hdr_mask, hdr_samples, histogram_density, map_estimate, mmse,
 )
-from plausible.metrics.labeler_baselines import labeler_summary, vardi_zhang_median
-from plausible.metrics.testing import empirical_metrics
+from plausible.testing.labeler_baselines import labeler_summary, vardi_zhang_median
+from plausible.testing.binary import empirical_metrics
 
 
 def test_normal_1d_and_2d():

@@ -6,16 +6,16 @@ import pytest
 
 from plausible.data.su_simulation import simulate_su
 from plausible.inference.sampling import sample
-from plausible.metrics import testing as T
-from plausible.models.fallibility import label_log_likelihood
-from plausible.models.testing_model import build, metrics_from_trace
+from plausible.testing import binary as T
+from plausible.maths.fallibility import label_log_likelihood
+from plausible.testing.model import build_model, metrics_from_trace
 
 
 @pytest.mark.slow
 def test_binary_posterior_agrees_with_algorithm1():
     s = simulate_su(600, 5, prior=[0.8, 0.2], operating_point=(0.8, 0.3), seed=11)
     L = label_log_likelihood(s.labels, s.difficulty, s.fallibility)
-    trace = sample(build(L, s.prediction), 300, tune=300, chains=2, seed=0, progressbar=False,
+    trace = sample(build_model(L, s.prediction), 300, tune=300, chains=2, seed=0, progressbar=False,
                    check_convergence=False)
     metrics = metrics_from_trace(trace, s.prediction, seed=0)
     alg1 = T.algorithm_ratios(L, s.prior, s.prediction, log=True)
@@ -34,10 +34,10 @@ def test_multiclass_model_builds_and_rejects_bad_input():
     K = np.full((3, 3), 0.2) + 0.4 * np.eye(3)
     s = simulate_su(50, 3, prior=[0.5, 0.3, 0.2], confusion=K, seed=0)
     L = label_log_likelihood(s.labels, s.difficulty, s.fallibility)
-    model = build(L, s.prediction)
+    model = build_model(L, s.prediction)
     assert model["confusion"].eval().shape == (3, 3)
     assert np.isfinite(model.compile_logp()(model.initial_point()))
     with pytest.raises(ValueError, match="outside the classes"):
-        build(L, np.full(50, 3))
+        build_model(L, np.full(50, 3))
     with pytest.raises(ValueError, match="Beta parameters"):
-        build(L, s.prediction, operating_point_prior=(0, 1))
+        build_model(L, s.prediction, operating_point_prior=(0, 1))

@@ -12,11 +12,12 @@ from scipy import stats
 from scipy.special import gammaln
 
 from plausible.data.su_simulation import simulate_su
-from plausible.metrics.testing_multiclass import (
-    algorithm_multiclass, confusion_gibbs, count_moments, project_rows, sample_classes,
+from plausible.testing.confusion_gibbs import confusion_gibbs
+from plausible.testing.multiclass import (
+    algorithm_multiclass, count_moments, project_rows, sample_classes,
     sample_confusion_counts, sampled_confusion_counts,
 )
-from plausible.models.fallibility import label_likelihood
+from plausible.maths.fallibility import label_likelihood
 
 K_TRUE = np.array([[0.7, 0.1, 0.1, 0.1], [0.1, 0.6, 0.2, 0.1],
                    [0.05, 0.15, 0.7, 0.1], [0.1, 0.1, 0.1, 0.7]])

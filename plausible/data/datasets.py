@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from plausible.data._validation import fmt, raise_first
+from plausible.data.validation import fmt, raise_first
 from plausible.data.labels import Labels
 from plausible.data.rankings import Rankings
 from plausible.data.ratings import Ratings

@@ -8,7 +8,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from plausible.data._validation import encode, fmt, id_array, index_array, missing_rows, raise_first
+from plausible.data.digest import content_hash
+from plausible.data.validation import (
+    encode,
+    fmt,
+    id_array,
+    index_array,
+    missing_rows,
+    positions,
+    raise_first,
+)
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,22 @@ class Labels:
     @property
     def n_annotations(self) -> int:
         return self.item.size
+
+    def subset(self, items) -> Labels:
+        """The annotations of the selected items (a slice, boolean mask or item positions),
+        in their order; annotators and classes are all kept (an annotator may have none)."""
+        index = positions(items, self.n_items)
+        new_position = np.full(self.n_items, -1)
+        new_position[index] = np.arange(index.size)
+        keep = np.flatnonzero(new_position[self.item] >= 0)
+        keep = keep[np.argsort(new_position[self.item[keep]], kind="stable")]
+        return Labels(new_position[self.item[keep]], self.annotator[keep], self.label[keep],
+                      self.items[index], self.annotators, self.classes)
+
+    @property
+    def content_hash(self) -> str:
+        """SHA-256 of the annotations and ids (:mod:`plausible.data.digest`)."""
+        return content_hash(self)
 
     @classmethod
     def from_frame(

@@ -12,7 +12,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from plausible.data._validation import encode, fmt, id_array, index_array, missing_rows, raise_first
+from plausible.data.digest import content_hash
+from plausible.data.validation import (
+    encode,
+    fmt,
+    id_array,
+    index_array,
+    missing_rows,
+    positions,
+    raise_first,
+)
 
 UNRANKED = -1
 """Value of :meth:`Rankings.blocks` for a class the reader did not name."""
@@ -167,6 +176,22 @@ class Rankings:
         out[np.arange(self.max_readers) < self.n_readers[:, None]] = UNRANKED
         out[self.item, self.reader, self.label] = self.block
         return out
+
+    def subset(self, items) -> Rankings:
+        """The rankings of the selected items (a slice, boolean mask or item positions), in
+        their order; all classes kept."""
+        index = positions(items, self.n_items)
+        new_position = np.full(self.n_items, -1)
+        new_position[index] = np.arange(index.size)
+        keep = np.flatnonzero(new_position[self.item] >= 0)
+        return Rankings(new_position[self.item[keep]], self.reader[keep], self.label[keep],
+                        self.block[keep], self.n_readers[index], self.items[index], self.classes,
+                        None if self.readers is None else self.readers[keep])
+
+    @property
+    def content_hash(self) -> str:
+        """SHA-256 of the rankings and ids (:mod:`plausible.data.digest`)."""
+        return content_hash(self)
 
     def to_selectors(self) -> list[list[list[list[int]]]]:
         """Nested lists cases -> readers -> blocks -> class ids (inverse of ``from_selectors``)."""

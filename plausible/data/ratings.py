@@ -9,7 +9,16 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from plausible.data._validation import encode, fmt, id_array, index_array, missing_rows, raise_first
+from plausible.data.digest import content_hash
+from plausible.data.validation import (
+    encode,
+    fmt,
+    id_array,
+    index_array,
+    missing_rows,
+    positions,
+    raise_first,
+)
 
 
 class RatingSummary(NamedTuple):
@@ -102,6 +111,22 @@ class Ratings:
         deviation = self.score - mean[self.item]
         sum_sq_dev = np.bincount(self.item, weights=deviation**2, minlength=self.n_items)
         return RatingSummary(count, mean, sum_sq_dev)
+
+    def subset(self, items) -> Ratings:
+        """The ratings of the selected items (a slice, boolean mask or item positions), in
+        their order; annotators and the scale are kept."""
+        index = positions(items, self.n_items)
+        new_position = np.full(self.n_items, -1)
+        new_position[index] = np.arange(index.size)
+        keep = np.flatnonzero(new_position[self.item] >= 0)
+        keep = keep[np.argsort(new_position[self.item[keep]], kind="stable")]
+        return Ratings(new_position[self.item[keep]], self.annotator[keep], self.score[keep],
+                       self.items[index], self.annotators, self.scale)
+
+    @property
+    def content_hash(self) -> str:
+        """SHA-256 of the ratings, ids and scale (:mod:`plausible.data.digest`)."""
+        return content_hash(self)
 
     @classmethod
     def from_frame(

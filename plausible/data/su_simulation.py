@@ -7,7 +7,7 @@ operating point ``(p_D, p_FA)`` gives ``K = [[1 - p_FA, p_FA], [1 - p_D, p_D]]``
 probability ``eta_t ~ U(0, 1)``. Each item's Bernoulli(``eta``) "who labels" vector is
 redrawn until at least one labeler labels it (vectorised rejection); each chosen labeler
 gives the true class with probability ``1 - epsilon(delta_i, phi_t)`` and each other class
-with ``epsilon / (C - 1)`` (:func:`plausible.models.fallibility.error_rate`).
+with ``epsilon / (C - 1)`` (:func:`plausible.maths.fallibility.error_rate`).
 Main setting: ``simulate_su(1000, 5, prior=[0.8, 0.2], operating_point=(0.8, 0.3),
 difficulty=(1, 5), fallibility=(0, 0.4))``, about 2.8 labels per item. Same seed, same data.
 """
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from plausible.data.labels import Labels
-from plausible.models.fallibility import error_rate
+from plausible.maths.fallibility import error_rate
 
 
 @dataclass(frozen=True)

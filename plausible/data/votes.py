@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-from plausible.data._validation import id_array, integer_counts
-
-if TYPE_CHECKING:
-    from plausible.data.labels import Labels
+from plausible.data.digest import content_hash
+from plausible.data.labels import Labels
+from plausible.data.validation import id_array, integer_counts, positions
 
 
 @dataclass(frozen=True)
@@ -46,6 +44,17 @@ class Votes:
     @property
     def n_classes(self) -> int:
         return self.counts.shape[1]
+
+    def subset(self, items) -> Votes:
+        """The votes of the selected items (a slice, boolean mask or item positions), all
+        classes kept."""
+        index = positions(items, self.n_items)
+        return Votes(self.counts[index], self.items[index], self.classes)
+
+    @property
+    def content_hash(self) -> str:
+        """SHA-256 of the counts and ids (:mod:`plausible.data.digest`)."""
+        return content_hash(self)
 
     @classmethod
     def from_counts(cls, counts, items=None, classes=None) -> Votes:

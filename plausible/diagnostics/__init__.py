@@ -1,31 +1,51 @@
-"""Diagnostics: convergence gates, posterior predictive checks, simulation-based calibration,
-paired comparisons of label accuracy against known truth."""
+"""Diagnostics that read traces: convergence (vectorised R-hat / ESS / MCSE estimators and the
+per-variable report), posterior predictive checks for votes, categorical annotations and
+rankings, paired comparisons of label accuracy against known truth.
+
+This floor reads traces and data only; it runs no sampler (simulation-based calibration,
+which does, is :func:`plausible.inference.simulation_based_calibration`).
+"""
 
 from plausible.diagnostics.annotation_predictive import (
     AnnotationPredictiveCheck,
     annotation_predictive_check,
 )
 from plausible.diagnostics.convergence import ConvergenceReport, convergence_report
+from plausible.diagnostics.estimators import (
+    ConvergenceDiagnostics,
+    convergence_diagnostics,
+    ess_bulk,
+    ess_tail,
+    mcse_mean,
+    rhat,
+)
 from plausible.diagnostics.label_accuracy import (
     accuracy_study,
     paired_differences,
     paired_label_test,
 )
-from plausible.diagnostics.ranking_predictive import ranking_predictive_check
-from plausible.diagnostics.sbc import SBCResult, simulation_based_calibration
+from plausible.diagnostics.ranking_predictive import (
+    RankingPredictiveCheck,
+    ranking_predictive_check,
+)
 from plausible.diagnostics.vote_predictive import VotePredictiveCheck, vote_predictive_check
 
 __all__ = [
     "AnnotationPredictiveCheck",
-    "annotation_predictive_check",
+    "ConvergenceDiagnostics",
     "ConvergenceReport",
-    "SBCResult",
+    "RankingPredictiveCheck",
+    "VotePredictiveCheck",
     "accuracy_study",
+    "annotation_predictive_check",
+    "convergence_diagnostics",
+    "convergence_report",
+    "ess_bulk",
+    "ess_tail",
+    "mcse_mean",
     "paired_differences",
     "paired_label_test",
-    "VotePredictiveCheck",
-    "convergence_report",
     "ranking_predictive_check",
-    "simulation_based_calibration",
+    "rhat",
     "vote_predictive_check",
 ]

@@ -132,38 +132,6 @@ class AnnotationPredictiveCheck:
     def names(self) -> list[str]:
         return [n for n in STATISTICS if n in self.observed]
 
-    def plot(self, name: str, ax=None, log: bool | None = None):
-        """Observed values (red) over the replicated medians and intervals (blue bars)."""
-        import matplotlib.pyplot as plt
-
-        table = self.summary(name)
-        if ax is None:
-            _, ax = plt.subplots(figsize=(max(4, 0.28 * len(table) + 2), 3))
-        x = np.arange(len(table))
-        lo, hi = table.columns[2], table.columns[3]
-        ax.errorbar(x, table["median"], yerr=[table["median"] - table[lo], table[hi] - table["median"]],
-                    fmt="o", color="C0", ms=3, capsize=2, label=f"replicated ({100 * self.interval:g} %)")
-        ax.scatter(x, table["observed"], color="C3", marker="x", zorder=3, label="observed")
-        ax.set_xticks(x, [str(i) for i in table.index], rotation=90 if len(table) > 12 else 0)
-        if log if log is not None else name in ("pattern", "votes"):
-            ax.set_yscale("symlog", linthresh=1)
-        ax.set(title=name, ylabel={"pattern": "items", "votes": "items",
-                                    "annotator_rate": "positive rate", "agreement": "agreement"}[name])
-        ax.legend(fontsize="small")
-        return ax
-
-    def plot_all(self):
-        """One panel per statistic."""
-        import matplotlib.pyplot as plt
-
-        names = self.names
-        fig, axes = plt.subplots(len(names), 1, figsize=(10, 3 * len(names)), squeeze=False)
-        for ax, name in zip(axes[:, 0], names):
-            self.plot(name, ax=ax)
-        fig.tight_layout()
-        return axes[:, 0]
-
-
 def annotation_predictive_check(labels: Labels, replicated, *, positive: int | None = None,
                                 max_patterns: int = 1024, interval: float = 0.95
                                 ) -> AnnotationPredictiveCheck:

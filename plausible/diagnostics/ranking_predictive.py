@@ -31,6 +31,7 @@ import pandas as pd
 import xarray as xr
 
 from plausible.diagnostics.vote_predictive import mid_p_value
+from plausible.metrics.candidates import to_dense
 
 STATISTICS = ("pair_top_agreement", "first_block_has_irn_top1", "mean_distinct_first_choices")
 
@@ -41,8 +42,6 @@ def _dense_chunk(trace, items: np.ndarray, samples: np.ndarray) -> np.ndarray:
     if "plausibility" in post:
         values = post["plausibility"].values[:, :, items]
     else:
-        from plausible.metrics.candidates import to_dense
-
         values = to_dense(trace, items).values
     values = values.reshape((-1,) + values.shape[2:])[samples]
     return values.astype(np.float64)

@@ -66,20 +66,6 @@ class VotePredictiveCheck:
             }
         )
 
-    def plot(self, axes=None):
-        """Histogram of each replicated statistic with the observed value marked."""
-        import matplotlib.pyplot as plt
-
-        if axes is None:
-            _, axes = plt.subplots(1, len(STATISTICS), figsize=(4 * len(STATISTICS), 3))
-        for ax, name in zip(axes, STATISTICS):
-            ax.hist(self.replicated_statistics[name], bins=30, color="C0", alpha=0.7)
-            ax.axvline(self.observed_statistics[name], color="C3", lw=2, label="observed")
-            ax.set(title=f"{name} (p = {self.p_values[name]:.2f})", xlabel=name)
-        axes[0].legend()
-        return axes
-
-
 def vote_predictive_check(trace, *, draws: int = 500, seed: int | None = None) -> VotePredictiveCheck:
     """Replicate the votes from ``draws`` posterior draws (evenly thinned) of a vote-model trace.
 

@@ -1,7 +1,7 @@
-"""Inference: conjugate Gibbs step methods and the :func:`sample` entry point."""
+"""Inference: conjugate Gibbs steps, exact slice scans, the compiled Plackett–Luce candidate
+sampler, the :func:`sample` entry point and simulation-based calibration of a sampler."""
 
 from plausible.inference.annotator_beta_gibbs import AnnotatorBetaGibbs
-from plausible.inference import distributed
 from plausible.inference.conjugacy import declare_gibbs, declared_gibbs
 from plausible.inference.difficulty_gibbs import ClassGibbs
 from plausible.inference.difficulty_slice import DifficultySlice
@@ -10,6 +10,7 @@ from plausible.inference.nig_gibbs import NIGGibbs
 from plausible.inference.plackett_luce_gibbs import PlackettLuceGibbs
 from plausible.inference.plackett_luce_sampler import sample_candidates
 from plausible.inference.sampling import sample
+from plausible.inference.sbc import SBCResult, simulation_based_calibration
 
 __all__ = [
     "AnnotatorBetaGibbs",
@@ -18,9 +19,10 @@ __all__ = [
     "DirichletGibbs",
     "NIGGibbs",
     "PlackettLuceGibbs",
+    "SBCResult",
     "declare_gibbs",
     "declared_gibbs",
-    "distributed",
     "sample",
     "sample_candidates",
+    "simulation_based_calibration",
 ]

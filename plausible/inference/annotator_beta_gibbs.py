@@ -16,6 +16,11 @@ One call of :meth:`AnnotatorBetaGibbs.step` is the data-augmentation sweep
    one ``np.bincount``): specificity uses ``T[j, 0, 0]`` / ``T[j, 0, 1]``, sensitivity
    ``T[j, 1, 1]`` / ``T[j, 1, 0]``, a symmetric accuracy both.
 
+**Reliability** ``gamma`` raises the labels' likelihood given the classes to the power
+``gamma``: step 1 uses ``gamma (L1_i - L0_i)`` and step 3 adds ``gamma`` times the counts,
+both still exact conjugate draws for any real ``gamma > 0``; the marginal target is the
+model whose per-item density is ``q e^(gamma L1_i) + (1 - q) e^(gamma L0_i)``.
+
 Given ``c``, ``q`` and the accuracies are independent, so 2-3 is one exact block draw from
 ``p(q, a | c, x, hyper)``; the classes are then discarded (not stored). The sweep's kernel
 ``K(theta -> theta') = sum_c p(c | theta, x) p(theta' | c, x)`` leaves the marginal posterior
@@ -55,14 +60,10 @@ from pymc.model import modelcontext
 from pymc.step_methods.compound import BlockedStep
 from pymc.util import get_value_vars_from_user_vars
 from scipy import sparse
+from scipy.special import expit
 
 from plausible.inference import annotator_beta_kernel as kernel
 from plausible.inference.slice_hyper import BetaHyperValues
-
-
-def log_sigmoid(z):
-    """``log(1 / (1 + exp(-z)))`` without overflow."""
-    return -np.logaddexp(0.0, -z)
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,10 @@ class AnnotatorBetaGibbs(BlockedStep):
         every block has a fixed ``prior``.
     prevalence_prior : tuple of float
         ``(a_q, b_q)`` of the prevalence's Beta prior.
+    reliability : float
+        ``gamma > 0``, the power of the labels' likelihood given the classes: the class log
+        odds use ``gamma (L1 - L0)`` and the accuracies' Beta updates ``gamma`` times the
+        agreement counts (both exact for any real ``gamma``).
     sweeps : int
         Sweeps per call (each leaves the posterior invariant, so repeating it is exact);
         more sweeps per recorded draw amortise PyMC's per-iteration cost.
@@ -163,7 +168,7 @@ class AnnotatorBetaGibbs(BlockedStep):
     stats_dtypes_shapes = {"annotator_beta_gibbs_positive_items": (np.int64, [])}
 
     def __init__(self, vars, patterns, blocks, hyper=None, prevalence_prior=(1.0, 1.0), sweeps=1,
-                 model=None, rng=None, blocked=True):
+                 reliability=1.0, model=None, rng=None, blocked=True):
         model = modelcontext(model)
         value_vars = get_value_vars_from_user_vars(vars, model)
         n_hyper = 0 if hyper is None else 2 * len(hyper.means)
@@ -193,6 +198,7 @@ class AnnotatorBetaGibbs(BlockedStep):
             raise ValueError("exactly one block must cover each class")
         self.sens_block, self.spec_block = sens[0], spec[0]
         self.prevalence_prior = tuple(float(p) for p in prevalence_prior)
+        self.gamma = float(reliability)
         self.vars = list(value_vars)
         self.rng = np.random.default_rng(rng)
         self.hyper = None if hyper is None else BetaHyperValues(
@@ -231,15 +237,17 @@ class AnnotatorBetaGibbs(BlockedStep):
         pat = self.patterns
         log_odds = kernel.class_log_odds(
             float(point[self.vars[0].name]), self._accuracy_logits(point), self.index,
-            self.sens_block, self.spec_block, pat.item, pat.annotator, pat.label, pat.n_patterns)
-        return np.exp(log_sigmoid(log_odds))
+            self.sens_block, self.spec_block, pat.item, pat.annotator, pat.label, pat.n_patterns,
+            self.gamma)
+        return expit(log_odds)
 
     def draw_classes(self, point):
         """Step 1: number of class-1 items per pattern, ``Binomial(w_u, p_u)``, int ``(pattern,)``."""
         pat = self.patterns
         log_odds = kernel.class_log_odds(
             float(point[self.vars[0].name]), self._accuracy_logits(point), self.index,
-            self.sens_block, self.spec_block, pat.item, pat.annotator, pat.label, pat.n_patterns)
+            self.sens_block, self.spec_block, pat.item, pat.annotator, pat.label, pat.n_patterns,
+            self.gamma)
         return kernel.draw_positives(self.rng, log_odds, pat.weight)
 
     def draw_parameters(self, point, positives):
@@ -251,7 +259,7 @@ class AnnotatorBetaGibbs(BlockedStep):
         zq = kernel.draw_parameters(
             self.rng, np.asarray(positives, dtype=np.int64), pat.weight, pat.item, pat.annotator,
             pat.label, self.n_annotators, priors[0], priors[1], priors[2:].reshape(-1, 2),
-            self.covers, self.index, self.sizes, z)
+            self.covers, self.index, self.sizes, z, self.gamma)
         values = {self.vars[0].name: np.asarray(zq)}
         self._write_accuracies(values, z)
         return values
@@ -277,7 +285,7 @@ class AnnotatorBetaGibbs(BlockedStep):
             self.rng, self.sweeps, float(point[self.vars[0].name]), z, means, inv_sqrt,
             self.fixed_priors, self.coupling, u_max, self.covers, self.index, self.sizes,
             self.sens_block, self.spec_block, pat.item, pat.annotator, pat.label, pat.weight,
-            *self.prevalence_prior)
+            *self.prevalence_prior, self.gamma)
         new_point[self.vars[0].name] = np.asarray(zq)
         self._write_accuracies(new_point, z)
         if self.hyper is not None:

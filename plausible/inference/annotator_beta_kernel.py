@@ -21,22 +21,9 @@ import numba
 import numpy as np
 
 from plausible.inference.univariate_slice import slice_update
+from plausible.maths.logspace import log_gamma_draw, log_sigmoid
 
 NO_HYPER, HALF_SQUARE, SYMMETRIC = 0, 1, 2
-
-
-@numba.njit(cache=True)
-def _log_sigmoid(z):
-    return -np.logaddexp(0.0, -z)
-
-
-@numba.njit(cache=True)
-def log_gamma_draw(rng, shape):
-    """``log G``, ``G ~ Gamma(shape, 1)``, finite for tiny shapes:
-    ``G = G' U^(1/shape)`` with ``G' ~ Gamma(shape + 1)`` when ``shape < 1``."""
-    if shape >= 1.0:
-        return math.log(rng.gamma(shape))
-    return math.log(rng.gamma(shape + 1.0)) + math.log(rng.random()) / shape
 
 
 @numba.njit(cache=True)
@@ -46,18 +33,20 @@ def logit_beta_draw(rng, a, b):
 
 
 @numba.njit(cache=True)
-def class_log_odds(zq, z, index, sens_block, spec_block, pat_item, pat_ann, pat_label, n_patterns):
-    """``logit q + L1_u - L0_u`` per pattern, ``(U,)``: the log odds of class 1 of its items."""
-    out = np.full(n_patterns, zq)
+def class_log_odds(zq, z, index, sens_block, spec_block, pat_item, pat_ann, pat_label, n_patterns,
+                   gamma):
+    """``logit q + gamma (L1_u - L0_u)`` per pattern, ``(U,)``: the log odds of class 1 of its
+    items, the labels' log-likelihood tempered by the reliability ``gamma``."""
+    evidence = np.zeros(n_patterns)
     for k in range(pat_item.size):
         j = pat_ann[k]
         zs = z[sens_block, index[sens_block, j]]
         zp = z[spec_block, index[spec_block, j]]
         if pat_label[k] == 1:  # log a1 - log(1 - a0)
-            out[pat_item[k]] += _log_sigmoid(zs) - _log_sigmoid(-zp)
+            evidence[pat_item[k]] += log_sigmoid(zs) - log_sigmoid(-zp)
         else:  # log(1 - a1) - log a0
-            out[pat_item[k]] += _log_sigmoid(-zs) - _log_sigmoid(zp)
-    return out
+            evidence[pat_item[k]] += log_sigmoid(-zs) - log_sigmoid(zp)
+    return zq + gamma * evidence
 
 
 @numba.njit(cache=True)
@@ -65,17 +54,18 @@ def draw_positives(rng, log_odds, weight):
     """Class-1 items per pattern, ``Binomial(w_u, sigmoid(log_odds_u))``, int ``(U,)``."""
     out = np.empty(weight.size, dtype=np.int64)
     for u in range(weight.size):
-        out[u] = rng.binomial(weight[u], math.exp(_log_sigmoid(log_odds[u])))
+        out[u] = rng.binomial(weight[u], math.exp(log_sigmoid(log_odds[u])))
     return out
 
 
 @numba.njit(cache=True)
 def draw_parameters(rng, positives, weight, pat_item, pat_ann, pat_label, n_annotators,
-                    a_q, b_q, priors, covers, index, size, z):
+                    a_q, b_q, priors, covers, index, size, z, gamma):
     """Prevalence and accuracies given the class counts: returns ``logit q``, writes ``z``.
 
     ``q ~ Beta(a_q + n1, b_q + I - n1)``; block ``b``, entry ``e``:
-    ``Beta(alpha_b + agree_e, beta_b + disagree_e)``, ``priors (B, 2)`` = ``(alpha_b, beta_b)``.
+    ``Beta(alpha_b + gamma agree_e, beta_b + gamma disagree_e)`` (the labels' likelihood
+    tempered by the reliability ``gamma``), ``priors (B, 2)`` = ``(alpha_b, beta_b)``.
     """
     n1 = positives.sum()
     zq = logit_beta_draw(rng, a_q + n1, b_q + weight.sum() - n1)
@@ -94,7 +84,8 @@ def draw_parameters(rng, positives, weight, pat_item, pat_ann, pat_label, n_anno
                     agree[e] += table[j, c, c]
                     disagree[e] += table[j, c, 1 - c]
         for e in range(size[b]):
-            z[b, e] = logit_beta_draw(rng, priors[b, 0] + agree[e], priors[b, 1] + disagree[e])
+            z[b, e] = logit_beta_draw(rng, priors[b, 0] + gamma * agree[e],
+                                      priors[b, 1] + gamma * disagree[e])
     return zq
 
 
@@ -129,8 +120,8 @@ def hyper_scan(rng, means, inv_sqrt, z, size, coupling, u_max):
         s1 = 0.0
         s0 = 0.0
         for e in range(size[g]):
-            s1 += _log_sigmoid(z[g, e])
-            s0 += _log_sigmoid(-z[g, e])
+            s1 += log_sigmoid(z[g, e])
+            s0 += log_sigmoid(-z[g, e])
         n = size[g]
         lower = 0.5 if coupling == SYMMETRIC else 1.0 - means[1 - g]
         log_f = beta_group_log_density(means[g], inv_sqrt[g], n, s1, s0)
@@ -142,7 +133,7 @@ def hyper_scan(rng, means, inv_sqrt, z, size, coupling, u_max):
 
 @numba.njit(cache=True)
 def sweeps(rng, n_sweeps, zq, z, means, inv_sqrt, fixed_priors, coupling, u_max, covers, index, size,
-           sens_block, spec_block, pat_item, pat_ann, pat_label, weight, a_q, b_q):
+           sens_block, spec_block, pat_item, pat_ann, pat_label, weight, a_q, b_q, gamma):
     """``n_sweeps`` full sweeps (classes, prevalence, accuracies, hyper-parameters), in place
     on ``z``, ``means``, ``inv_sqrt``; returns ``(logit q, positive items of the last sweep)``."""
     n_annotators = index.shape[1]
@@ -155,11 +146,11 @@ def sweeps(rng, n_sweeps, zq, z, means, inv_sqrt, fixed_priors, coupling, u_max,
                 priors[b, 0] = means[b] * s
                 priors[b, 1] = (1.0 - means[b]) * s
         log_odds = class_log_odds(zq, z, index, sens_block, spec_block, pat_item, pat_ann, pat_label,
-                                  weight.size)
+                                  weight.size, gamma)
         positives = draw_positives(rng, log_odds, weight)
         n1 = positives.sum()
         zq = draw_parameters(rng, positives, weight, pat_item, pat_ann, pat_label, n_annotators,
-                             a_q, b_q, priors, covers, index, size, z)
+                             a_q, b_q, priors, covers, index, size, z, gamma)
         if coupling != NO_HYPER:
             hyper_scan(rng, means, inv_sqrt, z, size, coupling, u_max)
     return zq, n1

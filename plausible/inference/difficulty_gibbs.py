@@ -37,7 +37,7 @@ from pymc.model import modelcontext
 from pymc.step_methods.compound import BlockedStep
 from pymc.util import get_value_vars_from_user_vars
 
-from plausible.inference.dirichlet_gibbs import log_gamma_draws
+from plausible.maths.logspace import log_gamma_draws
 
 
 @numba.njit(cache=True)

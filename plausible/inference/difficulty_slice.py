@@ -48,7 +48,7 @@ keeps every ability's sign.
 :class:`LabelGroups`); a sweep is one compiled pass (numba) per block over the grouped
 labels, filling a coordinate's coefficients just before its update, with no Python loop
 over coordinates or sweeps. GLAD's sums of log-sigmoids are vectorised
-(:mod:`plausible.inference.log_sigmoid_sum`); its items, with ~10 labels each, too few for
+(:mod:`plausible.maths.logspace`); its items, with ~10 labels each, too few for
 one item's loop to vectorise, are updated in lockstep (:func:`glad_item_sweep`: each round
 of the slice update evaluates every item still at that stage in one loop over their labels).
 
@@ -73,7 +73,7 @@ from pymc.model import modelcontext
 from pymc.step_methods.compound import BlockedStep
 from pymc.util import get_value_vars_from_user_vars
 
-from plausible.inference.log_sigmoid_sum import exp_nonpositive, sum_log1p_exp
+from plausible.maths.logspace import exp_nonpositive, sum_log1p_exp
 from plausible.inference.univariate_slice import slice_update
 
 GLAD, SU = 0, 1
@@ -123,27 +123,31 @@ def signed_coefficient(k, partner_factor, partner, label, true_class):
 
 
 @numba.njit(cache=True)
-def glad_log_conditional(x, kind, magnitude, start, stop, negative, positive, mean, sd):
+def glad_log_conditional(x, kind, magnitude, start, stop, negative, positive, mean, sd, scratch,
+                         gamma):
     """GLAD's log full conditional (up to a constant) of one coordinate with factor kind
-    ``kind`` (``IDENTITY`` or ``EXPONENTIAL``) and prior ``Normal(mean, sd)``:
-    ``sum_k log sigmoid(w_k t) = t S - sum_k log(1 + exp(-|w_k| |t|))`` with
+    ``kind`` (``IDENTITY`` or ``EXPONENTIAL``), prior ``Normal(mean, sd)`` and reliability
+    ``gamma``: ``gamma sum_k log sigmoid(w_k t)`` with
+    ``sum_k log sigmoid(w_k t) = t S - sum_k log(1 + exp(-|w_k| |t|))``,
     ``magnitude[start:stop] = |w_k|`` and ``S`` the sum of the negative (``t >= 0``) or of the
-    positive (``t < 0``) coefficients."""
+    positive (``t < 0``) coefficients; ``scratch`` as long as ``magnitude``
+    (:func:`~plausible.maths.logspace.sum_log1p_exp`)."""
     t = factor(kind, x)
     linear = t * (negative if t >= 0 else positive)
     z = (x - mean) / sd
-    return linear - sum_log1p_exp(magnitude, start, stop, abs(t)) - 0.5 * z * z
+    return gamma * (linear - sum_log1p_exp(magnitude, start, stop, abs(t), scratch)) - 0.5 * z * z
 
 
 @numba.njit(cache=True)
-def su_log_conditional(x, w, start, stop, a, b, n_classes):
+def su_log_conditional(x, w, start, stop, a, b, n_classes, gamma):
     """Su's log full conditional (up to a constant) of one coordinate ``x`` in ``(0, 1)``,
-    ``t = 1 - x``, signed coefficients ``w[start:stop]`` and prior ``Beta(a, b)``."""
+    ``t = 1 - x``, signed coefficients ``w[start:stop]``, prior ``Beta(a, b)`` and the
+    labels' likelihood tempered by the reliability ``gamma``."""
     t = 1.0 - x
-    out = (a - 1.0) * np.log(x) + (b - 1.0) * np.log1p(-x)
+    likelihood = 0.0
     for k in range(start, stop):
-        out += np.log1p((n_classes - 1) * t * w[k]) if w[k] > 0 else np.log1p(t * w[k])
-    return out
+        likelihood += np.log1p((n_classes - 1) * t * w[k]) if w[k] > 0 else np.log1p(t * w[k])
+    return (a - 1.0) * np.log(x) + (b - 1.0) * np.log1p(-x) + gamma * likelihood
 
 
 _glad_update = slice_update(glad_log_conditional)
@@ -152,19 +156,20 @@ _su_update = slice_update(su_log_conditional)
 
 @numba.njit(cache=True)
 def block_sweep(rng, x, width, kind, by_item, offsets, partner, label, partner_factor, z, prior,
-                n_classes, coefficients, moves, max_steps):
+                n_classes, coefficients, moves, max_steps, gamma):
     """Slice-update every coordinate of one block in place (``x``, ``(groups,)``) given the
     partners' factors ``(partners,)`` and the true classes ``z``. The labels are grouped by
     coordinate (:class:`LabelGroups` arrays ``offsets``, ``partner``, ``label``; a label's
     item is its group when ``by_item``, else its partner); ``coefficients`` is scratch
     ``(annotation,)`` for the group's ``|w_k|`` (GLAD) or ``w_k`` (Su), filled just before
-    the group's update. Adds ``|x' - x|`` to ``moves``; returns the number of density
-    evaluations. GLAD's item block (``kind == EXPONENTIAL``) runs in lockstep
+    the group's update; ``gamma`` is the reliability. Adds ``|x' - x|`` to ``moves``; returns
+    the number of density evaluations. GLAD's item block (``kind == EXPONENTIAL``) runs in lockstep
     (:func:`glad_item_sweep`)."""
     if kind == EXPONENTIAL:
         return glad_item_sweep(rng, x, width, offsets, partner, label, partner_factor, z, prior,
-                               coefficients, moves, max_steps)
+                               coefficients, moves, max_steps, gamma)
     evaluations = 0
+    scratch = np.empty(coefficients.size)
     for g in range(x.size):
         start, stop = offsets[g], offsets[g + 1]
         negative = 0.0  # sums of the negative and positive signed coefficients (GLAD)
@@ -180,11 +185,12 @@ def block_sweep(rng, x, width, kind, by_item, offsets, partner, label, partner_f
                 positive += max(w, 0.0)
         old = x[g]
         if kind == COMPLEMENT:
-            args = (coefficients, start, stop, prior[0], prior[1], n_classes)
+            args = (coefficients, start, stop, prior[0], prior[1], n_classes, gamma)
             x[g], _, n = _su_update(rng, old, su_log_conditional(old, *args), 0.0, 1.0, width[g],
                                     max_steps, args)
         else:
-            args = (kind, coefficients, start, stop, negative, positive, prior[0], prior[1])
+            args = (kind, coefficients, start, stop, negative, positive, prior[0], prior[1],
+                    scratch, gamma)
             x[g], _, n = _glad_update(rng, old, glad_log_conditional(old, *args), -np.inf, np.inf,
                                       width[g], max_steps, args)
         moves[g] += abs(x[g] - old)
@@ -201,7 +207,7 @@ def _label_factors(scale, magnitude, out, n):
 
 @numba.njit(cache=True)
 def glad_item_log_conditionals(points, active, n_active, offsets, magnitude, negative, prior,
-                               log_f, scratch):
+                               log_f, scratch, gamma):
     """GLAD's item log full conditionals (:func:`glad_log_conditional`, ``t = exp(x)``) at
     ``points[i]`` for the items ``i = active[:n_active]``, written to ``log_f[i]``.
 
@@ -231,12 +237,13 @@ def glad_item_log_conditionals(points, active, n_active, offsets, magnitude, neg
                 total += np.log(product)
                 product = 1.0
         z = (points[i] - prior[0]) / prior[1]
-        log_f[i] = item_scale[i] * negative[i] - (total + np.log(product)) - 0.5 * z * z
+        likelihood = item_scale[i] * negative[i] - (total + np.log(product))
+        log_f[i] = gamma * likelihood - 0.5 * z * z
 
 
 @numba.njit(cache=True)
 def glad_item_sweep(rng, x, width, offsets, partner, label, ability, z, prior, magnitude, moves,
-                    max_steps):
+                    max_steps, gamma):
     """Neal's slice update (:mod:`plausible.inference.univariate_slice`) of every GLAD item
     coordinate ``x_i = log beta_i`` in place, all items in lockstep.
 
@@ -261,7 +268,8 @@ def glad_item_sweep(rng, x, width, offsets, partner, label, ability, z, prior, m
     scratch = (np.empty(n), np.empty(n_labels), np.empty(n_labels), np.empty(n_labels))
     active = np.arange(n)
     log_f = np.empty(n)
-    glad_item_log_conditionals(x, active, n, offsets, magnitude, negative, prior, log_f, scratch)
+    glad_item_log_conditionals(x, active, n, offsets, magnitude, negative, prior, log_f, scratch,
+                               gamma)
     evaluations = n
     level, left, right = np.empty(n), np.empty(n), np.empty(n)
     steps = np.empty((2, n), dtype=np.int64)  # stepping-out steps left to the left / right
@@ -283,7 +291,7 @@ def glad_item_sweep(rng, x, width, offsets, partner, label, ability, z, prior, m
                 n_active += 1
         while n_active > 0:
             glad_item_log_conditionals(end, active, n_active, offsets, magnitude, negative, prior,
-                                       log_f, scratch)
+                                       log_f, scratch, gamma)
             evaluations += n_active
             still = 0
             for a in range(n_active):
@@ -303,7 +311,7 @@ def glad_item_sweep(rng, x, width, offsets, partner, label, ability, z, prior, m
             i = active[a]
             proposal[i] = left[i] + (right[i] - left[i]) * rng.random()
         glad_item_log_conditionals(proposal, active, n_active, offsets, magnitude, negative, prior,
-                                   log_f, scratch)
+                                   log_f, scratch, gamma)
         evaluations += n_active
         still = 0
         for a in range(n_active):
@@ -352,10 +360,11 @@ def scale_move(rng, ability, log_beta, width, ability_prior, log_beta_prior, max
 @numba.njit(cache=True)
 def sweeps(rng, n_sweeps, annotator_x, item_x, z, widths, moves, annotator_kind, item_kind,
            a_offsets, a_partner, a_label, i_offsets, i_partner, i_label, annotator_prior,
-           item_prior, n_classes, max_steps):
+           item_prior, n_classes, max_steps, gamma):
     """``n_sweeps`` sweeps (annotators, items, then GLAD's scale move) in place; ``widths``
     and ``moves``: ``(annotator (J,), item (I,), scale (1,))`` slice widths and accumulated
-    ``|x' - x|``; ``max_steps``: the blocks' stepping-out limits (0: none). Returns the mean
+    ``|x' - x|``; ``max_steps``: the blocks' stepping-out limits (0: none); ``gamma``: the
+    reliability (the power of the labels' likelihood). Returns the mean
     number of density evaluations per coordinate update."""
     coefficients = np.empty(a_partner.size)
     item_factor = np.empty(item_x.size)
@@ -366,12 +375,12 @@ def sweeps(rng, n_sweeps, annotator_x, item_x, z, widths, moves, annotator_kind,
             item_factor[i] = factor(item_kind, item_x[i])
         evaluations += block_sweep(rng, annotator_x, widths[0], annotator_kind, False, a_offsets,
                                    a_partner, a_label, item_factor, z, annotator_prior, n_classes,
-                                   coefficients, moves[0], max_steps[0])
+                                   coefficients, moves[0], max_steps[0], gamma)
         for j in range(annotator_x.size):
             annotator_factor[j] = factor(annotator_kind, annotator_x[j])
         evaluations += block_sweep(rng, item_x, widths[1], item_kind, True, i_offsets, i_partner,
                                    i_label, annotator_factor, z, item_prior, n_classes,
-                                   coefficients, moves[1], max_steps[1])
+                                   coefficients, moves[1], max_steps[1], gamma)
         if annotator_kind == IDENTITY and item_kind == EXPONENTIAL:
             move, n = scale_move(rng, annotator_x, item_x, widths[2][0], annotator_prior,
                                  item_prior, max_steps[2])
@@ -409,6 +418,9 @@ class DifficultySlice(BlockedStep):
         most of the cost, at ``m = 2`` (one step out, on a random side).
     initial_width : float
         Slice width of every coordinate before tuning.
+    reliability : float
+        ``gamma > 0``, the power of the labels' likelihood given the classes (the priors are
+        not tempered, so GLAD's scale move, which only the priors see, is unchanged).
 
     Stats: ``difficulty_slice_evaluations``, the mean number of density evaluations per
     coordinate update.
@@ -420,7 +432,7 @@ class DifficultySlice(BlockedStep):
 
     def __init__(self, vars, true_class, item, annotator, label, n_classes, link,
                  annotator_prior, item_prior, sweeps=1, max_steps=(None, 2), initial_width=None,
-                 model=None, rng=None, blocked=True):
+                 reliability=1.0, model=None, rng=None, blocked=True):
         model = modelcontext(model)
         value_vars = get_value_vars_from_user_vars(vars, model)
         if len(value_vars) != 2:
@@ -445,6 +457,7 @@ class DifficultySlice(BlockedStep):
         self.n_classes = int(n_classes)
         self.priors = [np.asarray(p, dtype=float) for p in (annotator_prior, item_prior)]
         self.sweeps = int(sweeps)
+        self.gamma = float(reliability)
         if len(max_steps) != 2 or any(m is not None and int(m) < 1 for m in max_steps):
             raise ValueError(f"max_steps must be two limits >= 1 (or None), got {max_steps}")
         # per block (annotators, items, GLAD's scale move); 0: no limit (univariate_slice)
@@ -489,7 +502,8 @@ class DifficultySlice(BlockedStep):
         evaluations = sweeps(
             self.rng, self.sweeps, annotator_x, item_x, z, self.widths, moves, self.annotator_kind,
             self.item_kind, a.offsets, a.partner, a.label, i.offsets, i.partner, i.label,
-            *self.priors, self.n_classes, np.zeros(3, dtype=np.int64) if self.tune else self.max_steps)
+            *self.priors, self.n_classes, np.zeros(3, dtype=np.int64) if self.tune else self.max_steps,
+            self.gamma)
         if self.tune:
             self.n_moves += self.sweeps
             for width, total, new in zip(self.widths, self.moves, moves):

@@ -4,10 +4,10 @@ Prior ``lambda_i ~ Dirichlet(alpha)`` and log-likelihood ``gamma * sum_c s_ic lo
 give the full conditional ``lambda_i ~ Dirichlet(alpha + gamma * s_i)``, independently
 over items ``i``. The step draws it directly, vectorised over all items.
 
-Draws are made on the log scale: ``log G ~ log Gamma(a)`` with
-``log G = log Gamma(a + 1) + log(U) / a`` (Marsaglia–Tsang boost), exact and finite even
-when ``a`` is tiny (``alpha = 0.01`` in PrIRN), where ``Gamma(a)`` itself underflows to 0
-often enough to break the log-ratio transform. The Dirichlet draw is ``softmax(log G)``.
+Draws are made on the log scale (:func:`plausible.maths.logspace.log_gamma_draws`, exact
+and finite even when ``a`` is tiny, ``alpha = 0.01`` in PrIRN, where ``Gamma(a)`` itself
+underflows to 0 often enough to break the log-ratio transform). The Dirichlet draw is
+``softmax(log G)``.
 """
 
 import numpy as np
@@ -17,20 +17,7 @@ from pymc.model import modelcontext
 from pymc.step_methods.compound import BlockedStep
 from pymc.util import get_value_vars_from_user_vars
 
-
-def log_gamma_draws(rng: np.random.Generator, shape_param: np.ndarray) -> np.ndarray:
-    """``log G`` for ``G ~ Gamma(shape_param, 1)``, elementwise, finite for any shape > 0.
-
-    Shapes >= 1 are drawn directly; shapes < 1 through the boost
-    ``log Gamma(a + 1) + log(U) / a``.
-    """
-    small = shape_param < 1.0
-    if not small.any():
-        return np.log(rng.standard_gamma(shape_param))
-    boosted = np.where(small, shape_param + 1.0, shape_param)
-    log_draws = np.log(rng.standard_gamma(boosted))
-    log_draws[small] += np.log(rng.uniform(size=int(small.sum()))) / shape_param[small]
-    return log_draws
+from plausible.maths.logspace import log_gamma_draws
 
 
 class DirichletGibbs(BlockedStep):

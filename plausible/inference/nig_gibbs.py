@@ -14,7 +14,7 @@ parameters that NUTS moves are read at their *current* values. With fixed hyper-
 the function is a constant and every draw is an exact, independent posterior draw.
 
 Draws are made on the log scale, ``log sigma2 = log beta_n - log G`` with
-``G ~ Gamma(alpha_n)`` (finite for tiny shapes, see :func:`log_gamma_draws`), and written
+``G ~ Gamma(alpha_n)`` (finite for tiny shapes, :func:`plausible.maths.logspace.log_gamma_draws`), and written
 to ``sigma2``'s value variable (``sigma2_log__`` under PyMC's default log transform).
 """
 
@@ -26,7 +26,7 @@ from pymc.step_methods.compound import BlockedStep
 from pymc.util import get_value_vars_from_user_vars
 from pytensor.graph.traversal import ancestors
 
-from plausible.inference.dirichlet_gibbs import log_gamma_draws
+from plausible.maths.logspace import log_gamma_draws
 
 
 def draw_nig_log(rng: np.random.Generator, kappa_n, mu_n, alpha_n, beta_n, size=None):

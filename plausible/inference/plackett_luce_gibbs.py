@@ -28,7 +28,7 @@ The candidate sampler runs the whole sweep (plus Metropolis moves) in one compil
 numpy route in ``tests/test_plackett_luce_kernel.py``.
 
 Everything runs in the candidate space of
-:class:`~plausible.models.plackett_luce_likelihood.PLLayout`
+:class:`~plausible.maths.plackett_luce.PLLayout`
 (per item the ranked-by-someone classes plus the pooled mass), vectorised over items,
 readers and blocks (grouped by size); reliability ``gamma`` (integer repetitions) is a layout
 whose readers appear ``gamma`` times, each copy with its own augmentation.
@@ -42,9 +42,9 @@ from pymc.model import modelcontext
 from pymc.step_methods.compound import BlockedStep
 from pymc.util import get_value_vars_from_user_vars
 
-from plausible.inference.dirichlet_gibbs import log_gamma_draws
+from plausible.maths.logspace import log_gamma_draws
 from plausible.inference.plackett_luce_kernel import augment_kernel
-from plausible.models.plackett_luce_likelihood import (
+from plausible.maths.plackett_luce import (
     PLLayout,
     lattice,
     lattice_log_r,

@@ -21,7 +21,7 @@ Per item ``i`` (candidate log-worths ``x_i (C,)``, log pooled mass ``y_i``) one 
 4. **Metropolis** (:func:`_metropolis_item`, ``metropolis_rounds`` moves), target
    ``gamma log p(b | lambda) + sum_c (a x_c - b e^{x_c}) + n_pooled a y - b e^y`` with the exact
    tied likelihood :func:`item_log_likelihood` (checked against
-   :func:`plausible.models.plackett_luce_likelihood.reader_log_likelihood`): independence
+   :func:`plausible.maths.plackett_luce.reader_log_likelihood`): independence
    proposals on the item's additive log-ratio coordinates ``z_p = x_p - x_ref``
    (:func:`_log_ratios`; ``d`` = number of parts - 1, the parts being the candidates and the
    pool) from a multivariate t (``df`` degrees of freedom, location and scale fitted per item
@@ -36,7 +36,7 @@ Randomness: every kernel draws from the caller's ``numpy.random.Generator`` ``rn
 compiles its methods; the same stream as in Python), so a seed reproduces a run, and threads
 with generators of their own never interact
 (:func:`plausible.inference.plackett_luce_sampler.sample_candidates`).
-``log G(s)`` for ``G ~ Gamma(s, 1)`` uses ``log G(s + 1) + log(U) / s`` when ``s < 1`` (finite
+``log G(s)`` for ``G ~ Gamma(s, 1)`` is :func:`plausible.maths.logspace.log_gamma_draw` (finite
 for the tiny default ``a = 1 / K``).
 """
 
@@ -44,6 +44,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+
+from plausible.maths.logspace import log_gamma_draw
 
 
 @numba.njit(cache=True, nogil=True, inline='always')
@@ -55,15 +57,6 @@ def _logaddexp(a, b):
     if a > b:
         return a + np.log1p(np.exp(b - a))
     return b + np.log1p(np.exp(a - b))
-
-
-@numba.njit(cache=True, nogil=True, inline='always')
-def _log_gamma(rng, shape):
-    """``log G``, ``G ~ Gamma(shape, 1)``; finite for any ``shape > 0``."""
-    if shape < 1.0:
-        return np.log(rng.standard_gamma(shape + 1.0)) + np.log(
-            1.0 - rng.random()) / shape
-    return np.log(rng.standard_gamma(shape))
 
 
 LINEAR_FLOOR = 1e-280
@@ -421,7 +414,7 @@ def sweep_kernel(rng, reader_start, block_offsets, entry_offsets, entry_candidat
     """One sweep (steps 1–4 of the module docstring) of every item, in place on
     ``log_cand (item, C)`` (``-inf`` on padding) and ``log_pool (item,)`` (``-inf`` when
     nothing is pooled). Layout arrays are those of an unrepeated
-    :class:`~plausible.models.plackett_luce_likelihood.PLLayout` (candidates of an item are
+    :class:`~plausible.maths.plackett_luce.PLLayout` (candidates of an item are
     its first ``n_candidates`` slots). When ``store``, writes the plausibilities
     ``lambda / Lambda`` into ``out_cand (chain, n, C)`` (0 on padding) and
     ``out_pool (chain, n)``, item ``i`` going to chain ``i // n``, row ``i % n`` (items tiled
@@ -459,13 +452,13 @@ def sweep_kernel(rng, reader_start, block_offsets, entry_offsets, entry_candidat
                                       exposure, zbar, table)
         # 2. conjugate worths
         for c in range(nc):
-            x[c] = (_log_gamma(rng, shape + gamma * ranked_count[i, c])
+            x[c] = (log_gamma_draw(rng, shape + gamma * ranked_count[i, c])
                     - np.log(rate + exposure[c]))
         y = -np.inf
         if n_pooled[i] > 0:
-            y = _log_gamma(rng, n_pooled[i] * shape) - np.log(rate + pool_exposure)
+            y = log_gamma_draw(rng, n_pooled[i] * shape) - np.log(rate + pool_exposure)
         # 3. total worth
-        shift = _log_gamma(rng, total_shape) - log_rate - _log_sum_exp(x, nc, y)
+        shift = log_gamma_draw(rng, total_shape) - log_rate - _log_sum_exp(x, nc, y)
         for c in range(nc):
             x[c] += shift
         y += shift

@@ -37,8 +37,9 @@ import numpy as np
 import xarray as xr
 
 from plausible.data.rankings import Rankings
+from plausible.data.validation import positive_integer
 from plausible.inference import plackett_luce_kernel as kernel
-from plausible.models.plackett_luce_likelihood import layout
+from plausible.maths.plackett_luce import layout
 
 
 FIT_WINDOWS = ((0.1, 0.2), (0.2, 0.4), (0.4, 0.9))
@@ -100,7 +101,7 @@ def default_cores(chains: int) -> int:
     return max(1, min(int(chains), available))
 
 
-def _run_chain(rankings, lay, ref, chain_seed, cand_out, pool_out, accept_out, *, repetitions,
+def _run_chain(rankings, lay, ref, chain_seed, cand_out, pool_out, accept_out, *, reliability,
                draws, tune, shape, rate, dispersion, thin, rounds, stop=None):
     """Warm-up (with its own proposal fits, on log-ratios relative to the parts ``ref``,
     :func:`reference_parts`) and sampling of one chain, in the calling thread,
@@ -121,7 +122,7 @@ def _run_chain(rankings, lay, ref, chain_seed, cand_out, pool_out, accept_out, *
     moments = np.zeros((lay.n_items, width, width + 1))
     static = (np.r_[lay.reader_start, lay.n_readers_total], lay.block_offsets,
               lay.entry_offsets, lay.entry_candidate, lay.rank, lay.n_candidates,
-              lay.n_pooled, lay.ranked_count, int(repetitions), rankings.n_classes, shape,
+              lay.n_pooled, lay.ranked_count, reliability, rankings.n_classes, shape,
               float(rate))
     proposal = (ref, mean, chol, PROPOSAL_DF)
     windows = ([(int(a * tune), int(b * tune)) for a, b in FIT_WINDOWS]
@@ -147,13 +148,14 @@ def _run_chain(rankings, lay, ref, chain_seed, cand_out, pool_out, accept_out, *
     accept_out[0] = accepted / max(draws * thin * rounds, 1)
 
 
-def sample_candidates(rankings: Rankings, *, repetitions: int = 1, draws: int = 1000,
+def sample_candidates(rankings: Rankings, *, reliability: int = 1, draws: int = 1000,
                       tune: int = 500, chains: int = 4, seed: int | None = None,
                       shape: float | None = None, rate: float = 1.0, dispersion: float = 2.0,
                       thin: int = 1, metropolis_rounds: int = 2,
                       cores: int | None = None, dtype=np.float32) -> xr.DataTree:
     """Sample the Bayesian PL posterior (``Gamma(shape, rate)`` worths, default
-    ``shape = 1/K``) with readers repeated ``repetitions`` times; returns the candidate
+    ``shape = 1/K``) with readers repeated ``reliability`` times (a whole number, as in
+    :func:`plausible.models.plackett_luce.build`); returns the candidate
     ``DataTree`` described in the module docstring.
 
     Chains start from log-worths jittered ``U(-dispersion, dispersion)``; ``tune`` sweeps are
@@ -176,12 +178,11 @@ def sample_candidates(rankings: Rankings, *, repetitions: int = 1, draws: int = 
     whatever ``cores`` (and chain ``c``'s draws do not depend on ``chains`` either).
     """
     shape = 1.0 / rankings.n_classes if shape is None else float(shape)
-    if int(repetitions) != repetitions or repetitions < 1:
-        raise ValueError(f"repetitions must be a positive integer, got {repetitions!r}")
+    reliability = positive_integer("reliability", reliability, "the sampler repeats every reader")
     cores = default_cores(chains) if cores is None else int(cores)
     if cores < 1:
         raise ValueError(f"cores must be a positive integer, got {cores!r}")
-    lay = layout(rankings)  # readers once; the kernel counts each `repetitions` times
+    lay = layout(rankings)  # readers once; the kernel counts each `reliability` times
     n_items, width = rankings.n_items, lay.max_candidates
     chain_seeds = np.random.SeedSequence(seed).spawn(chains)
     cand_out = np.empty((chains, draws, n_items, width), dtype=dtype)
@@ -191,7 +192,7 @@ def sample_candidates(rankings: Rankings, *, repetitions: int = 1, draws: int = 
         raise ValueError(f"metropolis_rounds must be a non-negative integer, "
                          f"got {metropolis_rounds!r}")
     run = functools.partial(
-        _run_chain, rankings, lay, reference_parts(lay), repetitions=repetitions, draws=draws,
+        _run_chain, rankings, lay, reference_parts(lay), reliability=reliability, draws=draws,
         tune=tune, shape=shape, rate=rate, dispersion=dispersion, thin=thin,
         rounds=int(metropolis_rounds))
     jobs = [(chain_seeds[c], cand_out[c:c + 1], pool_out[c:c + 1], accept_out[c:c + 1])
@@ -217,7 +218,7 @@ def sample_candidates(rankings: Rankings, *, repetitions: int = 1, draws: int = 
         {"plausibility_candidates": (("chain", "draw", "item", "candidate"), cand_out),
          "pooled_mass": (("chain", "draw", "item"), pool_out)},
         coords=coords,
-        attrs={"repetitions": repetitions, "shape": shape, "rate": rate, "tune": tune, "thin": thin,
+        attrs={"reliability": reliability, "shape": shape, "rate": rate, "tune": tune, "thin": thin,
                "metropolis_rounds": metropolis_rounds, "proposal_df": PROPOSAL_DF,
                "proposal_scale": PROPOSAL_SCALE,
                "sampler": "plausible.inference.plackett_luce_sampler"},

@@ -21,7 +21,8 @@ import numpy as np
 import xarray as xr
 
 from plausible.metrics.chunks import iter_chunks, sample_item_array
-from plausible.metrics.plausibility import as_plausibility, layout
+from plausible.metrics.plausibility import as_plausibility
+from plausible.metrics.storage import layout
 from plausible.metrics.predictions import as_prediction_sets, as_scores, score_order, score_positions
 from plausible.metrics.ranking import check_k, select_top, select_top1
 

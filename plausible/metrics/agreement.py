@@ -25,7 +25,7 @@ import numpy as np
 import xarray as xr
 
 from plausible.metrics.options import OPTIONS
-from plausible.metrics.plausibility import ITEM
+from plausible.metrics.storage import ITEM
 
 READER = "reader"
 

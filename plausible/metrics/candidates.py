@@ -25,10 +25,15 @@ Ties go to the lowest class index, as in :func:`plausible.metrics.top_classes`.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 
+import dask.array as da
 import numpy as np
 import xarray as xr
+
+from plausible.metrics.chunks import chunk_steps
+from plausible.metrics.storage import Layout
 
 CHUNK_DRAWS = 100
 
@@ -185,13 +190,6 @@ def lazy_dense(trace) -> xr.DataArray:
     (:func:`plausible.metrics.chunks.iter_chunks`) never hold more than one dense chunk.
     :func:`plausible.metrics.as_plausibility` returns this for a candidate trace, which is how
     every metric accepts candidate storage."""
-    import uuid
-
-    import dask.array as da
-
-    from plausible.metrics.chunks import chunk_steps
-    from plausible.metrics.plausibility import Layout
-
     ct = _as_candidates(trace)
     n_chain, n_draw, n_items = ct.values.shape[:3]
     sample_step, item_step = chunk_steps(

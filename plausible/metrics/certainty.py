@@ -27,7 +27,8 @@ import xarray as xr
 
 from plausible.metrics.chunks import coords_for, iter_chunks
 from plausible.metrics.options import OPTIONS
-from plausible.metrics.plausibility import CLASS, ITEM, as_plausibility, layout
+from plausible.metrics.plausibility import as_plausibility
+from plausible.metrics.storage import CLASS, ITEM, layout
 from plausible.metrics.ranking import check_k, select_top, select_top1
 
 #: Largest ``n_items * binom(K, j)`` that still fits an int64 key (``item``, ``set``).

@@ -20,7 +20,7 @@ import numpy as np
 import xarray as xr
 
 from plausible.metrics.options import OPTIONS
-from plausible.metrics.plausibility import CLASS, ITEM, Layout, layout
+from plausible.metrics.storage import CLASS, ITEM, Layout, layout
 
 
 class Chunk(NamedTuple):

@@ -9,44 +9,11 @@ A plausibility is an ``xarray.DataArray`` named ``plausibility`` whose dims incl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from math import prod
-
 import numpy as np
 import xarray as xr
 
-ITEM = "item"
-CLASS = "class"
-NAME = "plausibility"
-CANDIDATES = "plausibility_candidates"
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Shape of a plausibility DataArray: ``sample_dims`` (in the array's order) with
-    ``sample_shape`` (``n_samples`` = their product), ``n_items``, ``n_classes``."""
-
-    sample_dims: tuple[str, ...]
-    sample_shape: tuple[int, ...]
-    n_items: int
-    n_classes: int
-
-    @property
-    def n_samples(self) -> int:
-        return prod(self.sample_shape)
-
-
-def layout(plausibility: xr.DataArray) -> Layout:
-    """The :class:`Layout` of a validated plausibility DataArray."""
-    sample_dims = tuple(d for d in plausibility.dims if d not in (ITEM, CLASS))
-    sizes = plausibility.sizes
-    return Layout(
-        sample_dims=sample_dims,
-        sample_shape=tuple(sizes[d] for d in sample_dims),
-        n_items=sizes[ITEM],
-        n_classes=sizes[CLASS],
-    )
-
+from plausible.metrics.candidates import lazy_dense
+from plausible.metrics.storage import CANDIDATES, CLASS, ITEM, NAME, layout
 
 def sample_dims(plausibility) -> tuple[str, ...]:
     """The sample dims of a plausibility: all dims but ``item`` and ``class``."""
@@ -87,9 +54,7 @@ def as_plausibility(obj, var_name: str = NAME) -> xr.DataArray:
             posterior = obj["posterior"]
             if var_name == NAME and CANDIDATES in posterior.data_vars and (
                     var_name not in posterior.data_vars):
-                # candidate storage (Plackett-Luce sampler): lazily densified chunk by chunk
-                from plausible.metrics.candidates import lazy_dense
-
+                # candidate storage: lazily densified chunk by chunk
                 return lazy_dense(obj)
             if var_name not in posterior.data_vars:
                 raise ValueError(

@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from plausible.metrics.plausibility import CLASS, ITEM, as_plausibility, layout
+from plausible.metrics.plausibility import as_plausibility
+from plausible.metrics.storage import CLASS, ITEM, layout
 
 
 def _labels(values: np.ndarray, limit: int = 5) -> str:

@@ -21,7 +21,8 @@ import numpy as np
 import xarray as xr
 
 from plausible.metrics.chunks import iter_chunks, sample_item_array
-from plausible.metrics.plausibility import as_plausibility, layout
+from plausible.metrics.plausibility import as_plausibility
+from plausible.metrics.storage import layout
 
 #: Up to this many classes the compiled top-1 scan beats ``np.argmax``.
 ARGMAX_SCAN_MAX_CLASSES = 48

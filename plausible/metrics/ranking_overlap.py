@@ -27,7 +27,7 @@ import numpy as np
 import xarray as xr
 
 from plausible.metrics.options import OPTIONS
-from plausible.metrics.plausibility import CLASS, ITEM
+from plausible.metrics.storage import CLASS, ITEM
 from plausible.metrics.predictions import score_positions
 
 UNRANKED = -1

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import xarray as xr
 
-from plausible.metrics.plausibility import ITEM
+from plausible.metrics.storage import ITEM
 
 
 def _per_sample(values: xr.DataArray, item_dim: str | None) -> xr.DataArray:

@@ -1,42 +1,42 @@
-"""Aggregation models: each ``build(data, ...)`` returns a ``pm.Model`` with dims
-``item`` and ``class`` whose posterior holds ``plausibility (chain, draw, item, class)``.
+"""Aggregation models: each ``build(data, *, reliability=..., ...)`` returns a ``pm.Model`` with
+dims ``item`` and ``class`` whose posterior holds ``plausibility (chain, draw, item, class)``.
 
-Also here: the known-parameter label likelihoods of Su's model (:mod:`fallibility`), the
-testing model with the classifier's prediction observed (:mod:`testing_model`) and logistic
-regression trained on noisy labels (:mod:`noisy_logistic`)."""
+:func:`available` lists them with the annotation format each accepts and what its
+reliability means; :func:`get` returns a builder by name (:mod:`plausible.models.registry`).
+Also here: the deterministic aggregates they are compared with (:mod:`irn`,
+:mod:`plackett_luce_mle`) and the shared pieces of the item-difficulty models
+(:mod:`difficulty`) and of the ratings model (:mod:`ratings_nig`, :mod:`ratings_empirical`,
+:mod:`ratings_stream`).
+"""
 
 from plausible.models import (
-    alpha_calibration,
     annotator_beta,
     difficulty,
     dirichlet,
-    fallibility,
     glad,
     irn,
-    noisy_logistic,
     plackett_luce,
-    plackett_luce_likelihood,
     plackett_luce_mle,
     prirn,
     ratings,
     su_difficulty,
-    testing_model,
 )
+from plausible.models.registry import FORMATS, ModelEntry, available, entry, get
 
 __all__ = [
-    "alpha_calibration",
+    "FORMATS",
+    "ModelEntry",
     "annotator_beta",
+    "available",
     "difficulty",
     "dirichlet",
-    "fallibility",
+    "entry",
+    "get",
     "glad",
     "irn",
-    "noisy_logistic",
     "plackett_luce",
-    "plackett_luce_likelihood",
     "plackett_luce_mle",
     "prirn",
     "ratings",
     "su_difficulty",
-    "testing_model",
 ]

@@ -34,8 +34,10 @@ sensitivity and one specificity shared by all annotators, Beta(1, 1) priors; ide
 the start at 0.8 and the post-check only).
 
 **Classes marginalised.** The model's density sums ``c`` out of the likelihood, per item
-``log p(x_i | q, a) = logaddexp(log q + L1_i, log(1 - q) + L0_i)`` with
-``L_c,i = sum_{k: i_k = i} log P(x_k | c)``, so NUTS runs on it directly (``gibbs=False``).
+``log p(x_i | q, a) = logaddexp(log q + gamma L1_i, log(1 - q) + gamma L0_i)`` with
+``L_c,i = sum_{k: i_k = i} log P(x_k | c)`` and the reliability ``gamma`` (1 for the plain
+model; it tempers the labels' likelihood given the class, as in every aggregation model), so
+NUTS runs on it directly (``gibbs=False``).
 With ``gibbs=True`` (default) the exact sweep
 :class:`~plausible.inference.annotator_beta_gibbs.AnnotatorBetaGibbs` covers every free
 variable (it draws ``c`` from its conditional, then ``q`` and the accuracies from their
@@ -50,7 +52,7 @@ likelihood terms, so the likelihood is computed once per distinct pattern and we
 its number of items (``item_patterns``; 32 patterns for the 3869 dentistry patients).
 
 **Plausibility.** Rao-Blackwellised: per draw ``P(c_i = 1 | q, a, x) =
-sigmoid(logit q + L1_i - L0_i)``; ``plausibility (item, class)`` is the deterministic
+sigmoid(logit q + gamma (L1_i - L0_i))``; ``plausibility (item, class)`` is the deterministic
 ``[1 - p, p]``. Per-item marginal log-likelihoods for LOO: :func:`log_likelihood`.
 """
 
@@ -63,6 +65,7 @@ import xarray as xr
 from scipy.special import expit
 
 from plausible.data.labels import Labels
+from plausible.data.validation import positive
 from plausible.inference.annotator_beta_gibbs import AccuracyBlock, AnnotatorBetaGibbs, item_patterns
 from plausible.inference.conjugacy import declare_gibbs
 from plausible.inference.slice_hyper import BetaHyperSpec
@@ -93,14 +96,17 @@ def _beta_group(name: str, mean, scale):
                    initval=initval)
 
 
-def build(labels: Labels, *, accuracy: str = "hierarchical", gibbs: bool = True,
-          min_scale: float = 1.0, plausibility: bool = True, sweeps: int = 10) -> pm.Model:
+def build(labels: Labels, *, reliability: float = 1.0, accuracy: str = "hierarchical",
+          gibbs: bool = True, min_scale: float = 1.0, plausibility: bool = True,
+          sweeps: int = 10) -> pm.Model:
     """PyMC model of binary labels with annotator sensitivities and specificities.
 
     Parameters
     ----------
     labels : Labels
         Binary long labels (``labels.classes`` of length 2; the second is "positive").
+    reliability : float
+        ``gamma > 0``, the power of the labels' likelihood given the classes (see module).
     accuracy : {"hierarchical", "symmetric", "pooled"}
         Carpenter's model; sensitivity = specificity per annotator (hierarchical); one
         sensitivity and one specificity for all annotators.
@@ -126,6 +132,7 @@ def build(labels: Labels, *, accuracy: str = "hierarchical", gibbs: bool = True,
     the ``log_likelihood`` and ``observed_data`` groups to a trace.
     """
     _check_binary(labels)
+    gamma = positive("reliability", reliability)
     if accuracy not in ACCURACY_KINDS:
         raise ValueError(f"accuracy must be one of {ACCURACY_KINDS}, got {accuracy!r}")
     if not (np.isfinite(min_scale) and min_scale > 0):
@@ -137,6 +144,7 @@ def build(labels: Labels, *, accuracy: str = "hierarchical", gibbs: bool = True,
         pm.Data("label_item", labels.item, dims="annotation")
         pm.Data("label_annotator", labels.annotator, dims="annotation")
         pm.Data("label_value", labels.label, dims="annotation")
+        pm.Data("reliability", gamma)
         prevalence = pm.Beta("prevalence", 1.0, 1.0)
         if accuracy == "hierarchical":
             sens_mean = pm.Beta("sensitivity_mean", 2.0, 1.0)
@@ -171,21 +179,23 @@ def build(labels: Labels, *, accuracy: str = "hierarchical", gibbs: bool = True,
 
         # likelihood on the distinct item patterns (items with identical labels), weighted
         pat = item_patterns(labels.item, labels.annotator, labels.label, I, J)
-        positive = pat.label == 1
-        l1 = pt.switch(positive, pt.log(sens_j)[pat.annotator], pt.log1p(-sens_j)[pat.annotator])
-        l0 = pt.switch(positive, pt.log1p(-spec_j)[pat.annotator], pt.log(spec_j)[pat.annotator])
+        says_positive = pat.label == 1
+        l1 = pt.switch(says_positive, pt.log(sens_j)[pat.annotator], pt.log1p(-sens_j)[pat.annotator])
+        l0 = pt.switch(says_positive, pt.log1p(-spec_j)[pat.annotator], pt.log(spec_j)[pat.annotator])
         L1 = pt.inc_subtensor(pt.zeros(pat.n_patterns)[pat.item], l1)
         L0 = pt.inc_subtensor(pt.zeros(pat.n_patterns)[pat.item], l0)
         log_q, log1m_q = pt.log(prevalence), pt.log1p(-prevalence)
-        pm.Potential("labels", (pat.weight * pt.logaddexp(log_q + L1, log1m_q + L0)).sum())
+        pm.Potential("labels",
+                     (pat.weight * pt.logaddexp(log_q + gamma * L1, log1m_q + gamma * L0)).sum())
         if plausibility:
-            z = (log_q - log1m_q + L1 - L0)[pat.item_pattern]
+            z = (log_q - log1m_q + gamma * (L1 - L0))[pat.item_pattern]
             pm.Deterministic("plausibility", pt.stack([pt.sigmoid(-z), pt.sigmoid(z)], axis=-1),
                              dims=("item", "class"))
         if gibbs:
             hyper_vars = [] if hyper is None else [model[n] for n in (*hyper.means, *hyper.scales)]
             declare_gibbs(model, AnnotatorBetaGibbs, [prevalence, *accuracy_vars, *hyper_vars],
-                          patterns=pat, blocks=blocks, hyper=hyper, sweeps=sweeps)
+                          patterns=pat, blocks=blocks, hyper=hyper, sweeps=sweeps,
+                          reliability=gamma)
     return model
 
 
@@ -213,6 +223,15 @@ def annotator_accuracies(posterior, annotators=None) -> tuple[xr.DataArray, xr.D
     return sens, spec
 
 
+def trace_reliability(trace) -> float:
+    """The reliability ``gamma`` a trace was sampled with (``constant_data/reliability``;
+    1 when the trace does not record one)."""
+    constant = trace.get("constant_data") if hasattr(trace, "get") else None
+    if constant is None or "reliability" not in constant:
+        return 1.0
+    return float(constant["reliability"].values)
+
+
 def _posterior_arrays(trace, labels: Labels):
     posterior = trace.posterior if hasattr(trace, "posterior") else trace
     sens, spec = annotator_accuracies(posterior, labels.annotators)
@@ -228,11 +247,11 @@ def _class_log_likelihoods(labels: Labels, sens: np.ndarray, spec: np.ndarray):
     so the temporaries are ``(draws, labels of distinct patterns)``.
     """
     pat = item_patterns(labels.item, labels.annotator, labels.label, labels.n_items, labels.n_annotators)
-    positive = pat.label == 1
+    says_positive = pat.label == 1
     lead = sens.shape[:-1]
     flat_sens, flat_spec = sens.reshape(-1, sens.shape[-1]), spec.reshape(-1, spec.shape[-1])
-    l1 = np.where(positive, np.log(flat_sens[:, pat.annotator]), np.log1p(-flat_sens[:, pat.annotator]))
-    l0 = np.where(positive, np.log1p(-flat_spec[:, pat.annotator]), np.log(flat_spec[:, pat.annotator]))
+    l1 = np.where(says_positive, np.log(flat_sens[:, pat.annotator]), np.log1p(-flat_sens[:, pat.annotator]))
+    l0 = np.where(says_positive, np.log1p(-flat_spec[:, pat.annotator]), np.log(flat_spec[:, pat.annotator]))
     # segment sums over patterns for every draw at once: one bincount on (draw, pattern) codes
     n, U = flat_sens.shape[0], pat.n_patterns
     codes = (np.arange(n)[:, None] * U + pat.item[None, :]).ravel()
@@ -244,14 +263,18 @@ def _class_log_likelihoods(labels: Labels, sens: np.ndarray, spec: np.ndarray):
 
 def log_likelihood(trace, labels: Labels) -> xr.DataArray:
     """Per-item marginal log-likelihood ``log p(x_i | q, a)`` (``c_i`` summed out),
-    ``(chain, draw, item)``: the pointwise terms for ``az.loo`` / ``az.compare``.
+    ``(chain, draw, item)``: the pointwise terms for ``az.loo`` / ``az.compare``. At a
+    reliability ``gamma != 1`` (:func:`trace_reliability`) they are the model's tempered terms
+    ``logaddexp(log q + gamma L1_i, log(1 - q) + gamma L0_i)``, whose sum is the model's
+    log-likelihood; compare models at ``gamma = 1`` for a predictive density.
 
     Add it to a trace with ``trace["log_likelihood"] = xr.DataTree(
     xr.Dataset({"labels": log_likelihood(trace, labels)}))``
     (:func:`add_log_likelihood` does this)."""
     q, sens, spec, posterior = _posterior_arrays(trace, labels)
     L0, L1 = _class_log_likelihoods(labels, sens, spec)
-    value = np.logaddexp(np.log(q)[..., None] + L1, np.log1p(-q)[..., None] + L0)
+    gamma = trace_reliability(trace)
+    value = np.logaddexp(np.log(q)[..., None] + gamma * L1, np.log1p(-q)[..., None] + gamma * L0)
     return xr.DataArray(value, dims=("chain", "draw", "item"),
                         coords={"chain": posterior["chain"].values, "draw": posterior["draw"].values,
                                 "item": labels.items})
@@ -306,7 +329,8 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
         p_item = np.broadcast_to(q[:, None], (q.size, labels.n_items))
     else:
         L0, L1 = _class_log_likelihoods(labels, sens, spec)
-        p_item = expit(np.log(q)[:, None] - np.log1p(-q)[:, None] + L1 - L0)
+        gamma = trace_reliability(trace)
+        p_item = expit(np.log(q)[:, None] - np.log1p(-q)[:, None] + gamma * (L1 - L0))
     c = rng.random(p_item.shape) < p_item
     c_k = c[:, labels.item]
     p_positive = np.where(c_k, sens[:, labels.annotator], 1.0 - spec[:, labels.annotator])
@@ -346,4 +370,5 @@ __all__ = [
     "log_likelihood",
     "observed_labels",
     "replicate_labels",
+    "trace_reliability",
 ]

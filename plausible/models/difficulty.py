@@ -25,7 +25,11 @@ continuous parameters and ``pi``:
 * ``gibbs=False``: ``z`` summed out, ``sum_i logsumexp_c(log pi_c + L[i, c])`` with
   ``L[i, c] = sum_{k: i_k = i} log p(x_k | z_i = c)``; NUTS on everything (the cross-check).
 
-**Plausibility.** Per draw ``P(z_i = c | pi, r, x) = softmax_c(log pi_c + L[i, c])``, the
+**Reliability** ``gamma`` raises the labels' likelihood given the classes to the power
+``gamma`` (``gamma L`` everywhere ``L`` appears; the priors are not tempered): the Gibbs
+steps stay exact for any real ``gamma > 0``.
+
+**Plausibility.** Per draw ``P(z_i = c | pi, r, x) = softmax_c(log pi_c + gamma L[i, c])``, the
 deterministic ``plausibility (item, class)`` in both builds; its posterior mean is the
 posterior class probability, its argmax the posterior-mode label (:func:`posterior_labels`).
 """
@@ -83,30 +87,35 @@ def class_log_likelihood_graph(labels: Labels, log_correct, log_incorrect):
 
 
 def add_class_layer(model: pm.Model, labels: Labels, log_correct, log_incorrect, *, gibbs: bool,
-                    class_concentration: float, plausibility: bool, class_posterior=None) -> None:
+                    class_concentration: float, plausibility: bool, reliability: float = 1.0,
+                    class_posterior=None) -> None:
     """Add ``class_prior``, the likelihood (potential ``labels``), ``true_class`` and its
     Gibbs step (Gibbs build) and ``plausibility`` to ``model`` (see module).
     ``log_correct``, ``log_incorrect``: pytensor ``(annotation,)`` expressions of ``log r_k``,
-    ``log(1 - r_k)``. ``class_posterior(log_prior)``: optional faster expression of the class
-    posterior ``softmax_c(log pi_c + L[i, c])`` ``(item, class)`` given the pytensor
-    ``log pi`` (the class draws and the plausibility; no gradient needed)."""
+    ``log(1 - r_k)``. ``reliability``: ``gamma``, the power of the labels' likelihood given
+    the classes (``pm.Data`` ``reliability``). ``class_posterior(log_prior, gamma)``: optional
+    faster expression of the class posterior ``softmax_c(log pi_c + gamma L[i, c])``
+    ``(item, class)`` given the pytensor ``log pi`` and ``gamma`` (the class draws and the
+    plausibility; no gradient needed)."""
     C = labels.n_classes
     if not (np.isfinite(class_concentration) and class_concentration > 0):
         raise ValueError(f"class_concentration must be finite and > 0, got {class_concentration}")
     concentration = np.full(C, float(class_concentration))
     with model:
+        gamma = pm.Data("reliability", reliability)
         pi = pm.Dirichlet("class_prior", a=concentration, dims="class")
         if class_posterior is None or not gibbs:
             L = class_log_likelihood_graph(labels, log_correct, log_incorrect)
-            log_joint = pt.log(pi)[None, :] + L
+            log_joint = pt.log(pi)[None, :] + gamma * L
         if class_posterior is None:
             posterior = pt.exp(pt.special.log_softmax(log_joint, axis=1))
         else:
-            posterior = class_posterior(pt.log(pi))
+            posterior = class_posterior(pt.log(pi), gamma)
         if gibbs:
             z = pm.Categorical("true_class", p=pi, dims="item", initval=majority_vote(labels))
             agree = pt.eq(labels.label, z[label_indices(labels)[0]])
-            pm.Potential("labels", pt.switch(agree, log_correct, log_incorrect - np.log(C - 1)).sum())
+            pm.Potential("labels", gamma * pt.switch(agree, log_correct,
+                                                     log_incorrect - np.log(C - 1)).sum())
             declare_gibbs(model, ClassGibbs, [z, pi], concentration=concentration,
                           class_probabilities=posterior)
         else:

@@ -18,14 +18,9 @@ import pymc as pm
 import pytensor.tensor as pt
 from pytensor.tensor.special import xlogy
 
+from plausible.data.validation import positive
 from plausible.inference.conjugacy import declare_gibbs
 from plausible.inference.dirichlet_gibbs import DirichletGibbs
-
-
-def _check_positive(name: str, value) -> None:
-    value = np.asarray(value, dtype=float)
-    if not np.all(np.isfinite(value) & (value > 0)):
-        raise ValueError(f"{name} must be finite and > 0, got {value}")
 
 
 def pseudo_count_prior(pseudo_counts, *, reliability, alpha):
@@ -34,10 +29,8 @@ def pseudo_count_prior(pseudo_counts, *, reliability, alpha):
     Declares the exact :class:`DirichletGibbs` step; call inside a model context with
     coords ``item`` and ``class``. Returns ``(plausibility, concentration)``.
     """
-    _check_positive("reliability", reliability)
-    _check_positive("alpha", alpha)
-    gamma = pm.Data("reliability", float(reliability))
-    prior = pm.Data("alpha", np.asarray(alpha, dtype=float))
+    gamma = pm.Data("reliability", positive("reliability", reliability))
+    prior = pm.Data("alpha", np.asarray(positive("alpha", alpha, scalar=False)))
     shape = pseudo_counts.shape
     plausibility = pm.Dirichlet(
         "plausibility", a=pt.broadcast_to(prior, shape), dims=("item", "class")
@@ -70,5 +63,4 @@ def set_reliability(model: pm.Model, reliability: float) -> None:
 
     The next :func:`plausible.sample` call samples the new posterior without rebuilding.
     """
-    _check_positive("reliability", reliability)
-    pm.set_data({"reliability": float(reliability)}, model=model)
+    pm.set_data({"reliability": positive("reliability", reliability)}, model=model)

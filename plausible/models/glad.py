@@ -67,6 +67,7 @@ from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch.basic import numba_njit, register_funcify_default_op_cache_key
 
 from plausible.data.labels import Labels
+from plausible.data.validation import positive
 from plausible.inference.conjugacy import declare_gibbs
 from plausible.inference.difficulty_gibbs import class_posterior
 from plausible.inference.difficulty_slice import DifficultySlice, LabelGroups
@@ -97,31 +98,34 @@ def class_evidence(ability, log_beta, offsets, annotator, label, n_classes):
 
 
 @numba.njit(cache=True)
-def glad_class_posterior(log_prior, ability, log_beta, offsets, annotator, label):
-    """``P(z_i = c | pi, alpha, beta, x) = softmax_c(log pi_c + E[i, c])``, ``(item, class)``,
-    with ``E`` of :func:`class_evidence` (``log_prior`` ``(class,)``)."""
+def glad_class_posterior(log_prior, gamma, ability, log_beta, offsets, annotator, label):
+    """``P(z_i = c | pi, alpha, beta, x) = softmax_c(log pi_c + gamma E[i, c])``,
+    ``(item, class)``, with ``E`` of :func:`class_evidence` (``log_prior`` ``(class,)``,
+    ``gamma`` the reliability; the constant per item that ``E`` leaves out of ``L`` cancels
+    in the softmax whatever ``gamma``)."""
     E = class_evidence(ability, log_beta, offsets, annotator, label, log_prior.size)
-    return class_posterior(log_prior, E)
+    return class_posterior(log_prior, gamma * E)
 
 
 class ClassPosterior(Op):
-    """Pytensor Op: inputs ``(log_prior, ability, log_beta, offsets, annotator, label)`` (the
-    labels grouped by item, as for :func:`class_evidence`), output the class
+    """Pytensor Op: inputs ``(log_prior, gamma, ability, log_beta, offsets, annotator, label)``
+    (the labels grouped by item, as for :func:`class_evidence`), output the class
     posterior ``(item, class)`` of :func:`glad_class_posterior`. No gradient: the Gibbs build
     samples without one; the marginal build differentiates the graph of
     :func:`plausible.models.difficulty.class_log_likelihood_graph`."""
 
     __props__ = ()
 
-    def make_node(self, log_prior, ability, log_beta, offsets, annotator, label):
+    def make_node(self, log_prior, gamma, ability, log_beta, offsets, annotator, label):
         inputs = [pt.as_tensor_variable(v)
-                  for v in (log_prior, ability, log_beta, offsets, annotator, label)]
+                  for v in (log_prior, gamma, ability, log_beta, offsets, annotator, label)]
         return Apply(self, inputs, [pt.dmatrix()])
 
     def perform(self, node, inputs, outputs):
-        log_prior, ability, log_beta, offsets, annotator, label = inputs
-        floats = (np.asarray(v, dtype=float) for v in (log_prior, ability, log_beta))
-        outputs[0][0] = glad_class_posterior(*floats, offsets, annotator, label)
+        log_prior, gamma, ability, log_beta, offsets, annotator, label = inputs
+        outputs[0][0] = glad_class_posterior(
+            np.asarray(log_prior, dtype=float), float(gamma), np.asarray(ability, dtype=float),
+            np.asarray(log_beta, dtype=float), offsets, annotator, label)
 
 
 @register_funcify_default_op_cache_key(ClassPosterior)
@@ -129,13 +133,14 @@ def _numba_class_posterior(op, node, **kwargs):
     """Native numba implementation (PyTensor's default numba linker calls it directly)."""
 
     @numba_njit
-    def class_posterior_op(log_prior, ability, log_beta, offsets, annotator, label):
-        return glad_class_posterior(log_prior, ability, log_beta, offsets, annotator, label)
+    def class_posterior_op(log_prior, gamma, ability, log_beta, offsets, annotator, label):
+        return glad_class_posterior(log_prior, gamma, ability, log_beta, offsets, annotator,
+                                    label)
 
     return class_posterior_op
 
 
-def _class_posterior(labels: Labels, log_prior, ability, log_beta):
+def _class_posterior(labels: Labels, log_prior, gamma, ability, log_beta):
     """The class posterior ``(item, class)`` of the model's ``log pi``, ``ability`` and
     ``log_beta`` by :class:`ClassPosterior`.
 
@@ -144,10 +149,11 @@ def _class_posterior(labels: Labels, log_prior, ability, log_beta):
     a call on 50,000 labels), and the Op runs twice per draw (class draw, plausibility)."""
     by_item = LabelGroups.by(labels.item, labels.annotator, labels.label, labels.n_items)
     layout = (pytensor.shared(a) for a in (by_item.offsets, by_item.partner, by_item.label))
-    return ClassPosterior()(log_prior, ability, log_beta, *layout)
+    return ClassPosterior()(log_prior, gamma, ability, log_beta, *layout)
 
 
-def build(labels: Labels, *, gibbs: bool = True, ability_prior: tuple = (1.0, 1.0),
+def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
+          ability_prior: tuple = (1.0, 1.0),
           log_inverse_difficulty_prior: tuple = (1.0, 1.0), class_concentration: float = 1.0,
           plausibility: bool = True, sweeps: int = 1) -> pm.Model:
     """PyMC model of GLAD for ``labels`` with ``C >= 2`` classes.
@@ -156,6 +162,9 @@ def build(labels: Labels, *, gibbs: bool = True, ability_prior: tuple = (1.0, 1.
     ----------
     labels : Labels
         Long labels; missing and replicated annotations allowed.
+    reliability : float
+        ``gamma > 0``, the power of the labels' likelihood given the classes
+        (:mod:`plausible.models.difficulty`).
     gibbs : bool
         ``True``: true classes and class prior by the exact Gibbs step, ``ability`` and
         ``log_inverse_difficulty`` by the exact slice scan given the classes (no NUTS);
@@ -171,6 +180,7 @@ def build(labels: Labels, *, gibbs: bool = True, ability_prior: tuple = (1.0, 1.
         build; the classes are drawn once per draw).
     """
     check_labels(labels)
+    gamma = positive("reliability", reliability)
     for name, (mean, sd) in [("ability_prior", ability_prior),
                              ("log_inverse_difficulty_prior", log_inverse_difficulty_prior)]:
         if not (np.isfinite(mean) and np.isfinite(sd) and sd > 0):
@@ -185,14 +195,15 @@ def build(labels: Labels, *, gibbs: bool = True, ability_prior: tuple = (1.0, 1.
         log_correct, log_incorrect = -pt.softplus(-score), -pt.softplus(score)
     add_class_layer(model, labels, log_correct, log_incorrect, gibbs=gibbs,
                     class_concentration=class_concentration, plausibility=plausibility,
-                    class_posterior=partial(_class_posterior, labels, ability=ability,
+                    reliability=gamma, class_posterior=partial(_class_posterior, labels, ability=ability,
                                             log_beta=log_beta) if gibbs else None)
     if gibbs:
         declare_gibbs(model, DifficultySlice, [ability, log_beta], first=True,
                       true_class=model["true_class"], item=labels.item,
                       annotator=labels.annotator, label=labels.label,
                       n_classes=labels.n_classes, link="glad", annotator_prior=ability_prior,
-                      item_prior=log_inverse_difficulty_prior, sweeps=sweeps)
+                      item_prior=log_inverse_difficulty_prior, sweeps=sweeps,
+                      reliability=gamma)
     return model
 
 

@@ -22,7 +22,7 @@ import pytensor.tensor as pt
 import scipy.optimize
 import xarray as xr
 
-from plausible.models.plackett_luce_likelihood import NEG, block_log_likelihood, layout
+from plausible.maths.plackett_luce import NEG, block_log_likelihood, layout
 
 
 def _objective(lay):
@@ -32,14 +32,11 @@ def _objective(lay):
     return pytensor.function([log_cand], [-total, -pytensor.grad(total, log_cand)])
 
 
-def maximum_likelihood(rankings, *, repetitions: float = 1, bound: float = 20.0,
-                       tol: float = 1e-10, max_iter: int = 5000) -> xr.DataArray:
+def maximum_likelihood(rankings, *, bound: float = 20.0, tol: float = 1e-10,
+                       max_iter: int = 5000) -> xr.DataArray:
     """ML plausibilities ``(item, class)`` (candidates get ``softmax(log lambda)``, the
-    classes ranked by nobody 0). ``repetitions`` (any ``> 0``) scales the log-likelihood,
-    which leaves the ML estimate unchanged; it is accepted for symmetry with the Bayesian
-    model."""
-    if not repetitions > 0:
-        raise ValueError(f"repetitions must be > 0, got {repetitions!r}")
+    classes ranked by nobody 0). A reliability would scale the log-likelihood and leave the
+    estimate unchanged, so there is none."""
     lay = layout(rankings)
     valid = lay.candidate_class >= 0
     fn = _objective(lay)

@@ -47,6 +47,7 @@ import xarray as xr
 from scipy import special
 
 from plausible.data.ratings import Ratings, RatingSummary
+from plausible.data.validation import positive
 from plausible.inference.conjugacy import declare_gibbs
 from plausible.inference.nig_gibbs import NIGGibbs
 from plausible.models.ratings_empirical import EmpiricalBayesFit, fit_empirical_bayes
@@ -54,7 +55,6 @@ from plausible.models.ratings_nig import (
     CLASSES,
     NIGPosterior,
     NIGPrior,
-    check_reliability,
     check_threshold,
     conjugate_update,
     log_marginal_likelihood,
@@ -214,7 +214,7 @@ def build(
     """
     if not isinstance(ratings, Ratings):
         raise TypeError(f"build needs a Ratings, got {type(ratings).__name__}")
-    reliability = check_reliability(reliability)
+    reliability = positive("reliability", reliability)
     threshold = check_threshold(threshold)
     summary = ratings.per_item()
     spec = _hyper_spec(prior, ratings, summary, reliability)
@@ -266,7 +266,7 @@ def build(
 def set_reliability(model: pm.Model, reliability: float) -> None:
     """Change ``gamma`` of a built ratings model in place (fixed hyper-parameters fitted
     by empirical Bayes at the old reliability stay as they are)."""
-    pm.set_data({"reliability": check_reliability(reliability)}, model=model)
+    pm.set_data({"reliability": positive("reliability", reliability)}, model=model)
 
 
 def set_threshold(model: pm.Model, threshold: float) -> None:
@@ -284,7 +284,7 @@ def rao_blackwell_prob_below(
     hyper-parameters, Monte Carlo over them). Certainty is ``max(p, 1 - p)``. Not valid for
     models with annotator offsets. float64 ``("item",)``.
     """
-    reliability = check_reliability(reliability)
+    reliability = positive("reliability", reliability)
     if "annotator_bias" in trace.posterior:
         raise ValueError("rao_blackwell_prob_below does not apply to models with annotator offsets")
     draws = {}

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
+from plausible.data.validation import positive
 from plausible.models.ratings_nig import (
     NIGPrior,
     as_summary,
-    check_reliability,
     conjugate_update,
     log_marginal_likelihood,
 )
@@ -98,7 +98,7 @@ def fit_empirical_bayes(data, *, reliability: float = 1.0, items=None) -> Empiri
     EmpiricalBayesFit
     """
     summary, items = as_summary(data, items)
-    reliability = check_reliability(reliability)
+    reliability = positive("reliability", reliability)
     count, mean, ss = summary
     if not (ss > 0).any():
         raise ValueError(

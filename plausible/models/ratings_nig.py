@@ -40,7 +40,7 @@ import numpy as np
 import xarray as xr
 from scipy import special, stats
 
-from plausible.data._validation import fmt, raise_first
+from plausible.data.validation import fmt, positive, raise_first
 from plausible.data.ratings import Ratings, RatingSummary
 from plausible.inference.nig_gibbs import draw_nig
 
@@ -99,13 +99,6 @@ def conjugate_update(mu0, kappa0, alpha0, beta0, count, weight, mean, sum_sq_dev
     alpha_n = alpha0 + 0.5 * reliability * count
     beta_n = beta0 + 0.5 * reliability * sum_sq_dev + 0.5 * kappa0 * w * (mean - mu0) ** 2 / kappa_n
     return kappa_n, mu_n, alpha_n, beta_n
-
-
-def check_reliability(reliability) -> float:
-    value = np.asarray(reliability, dtype=float)
-    if value.shape != () or not (np.isfinite(value) and value > 0):
-        raise ValueError(f"reliability must be a finite number > 0, got {reliability!r}")
-    return float(value)
 
 
 def check_threshold(threshold) -> float:
@@ -261,7 +254,7 @@ def nig_posterior(data, prior: NIGPrior, *, reliability: float = 1.0, items=None
     Raises ``ValueError`` naming the first item with too few ratings for an improper prior.
     """
     summary, items = as_summary(data, items)
-    reliability = check_reliability(reliability)
+    reliability = positive("reliability", reliability)
     count, mean, ss = summary
     params = conjugate_update(*prior.as_dict().values(), count, count, mean, ss, reliability)
     kappa_n, mu_n, alpha_n, beta_n = (np.asarray(p, dtype=np.float64) for p in params)
@@ -279,7 +272,7 @@ def log_marginal_likelihood(data, prior: NIGPrior, *, reliability: float = 1.0, 
     if not prior.proper:
         raise ValueError(f"the marginal likelihood needs a proper prior, got {prior}")
     summary, _ = as_summary(data, items)
-    reliability = check_reliability(reliability)
+    reliability = positive("reliability", reliability)
     count, mean, ss = summary
     kappa_n, _, alpha_n, beta_n = conjugate_update(
         *prior.as_dict().values(), count, count, mean, ss, reliability

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from plausible.data._validation import fmt, raise_first
-from plausible.inference.dirichlet_gibbs import log_gamma_draws
+from plausible.data.validation import fmt, raise_first
+from plausible.maths.logspace import log_gamma_draws
 from plausible.metrics.predictions import score_order
 from plausible.models.ratings_nig import CLASSES, NIGPosterior, check_threshold
 

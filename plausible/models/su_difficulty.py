@@ -37,11 +37,12 @@ import pymc as pm
 import pytensor.tensor as pt
 
 from plausible.data.labels import Labels
+from plausible.data.validation import positive
 from plausible.inference.conjugacy import declare_gibbs
 from plausible.inference.difficulty_gibbs import class_posterior
 from plausible.inference.difficulty_slice import DifficultySlice
 from plausible.models.difficulty import add_class_layer, check_labels, coords, label_indices
-from plausible.models.fallibility import error_rate, label_log_likelihood
+from plausible.maths.fallibility import error_rate, label_log_likelihood
 
 
 def _check_beta(name, prior):
@@ -50,7 +51,8 @@ def _check_beta(name, prior):
         raise ValueError(f"{name} must be Beta parameters (a > 0, b > 0), got {prior}")
 
 
-def build(labels: Labels, *, gibbs: bool = True, difficulty_prior: tuple = (1.0, 5.0),
+def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
+          difficulty_prior: tuple = (1.0, 5.0),
           fallibility_prior: tuple = (1.0, 2.0), class_concentration: float = 1.0,
           plausibility: bool = True, sweeps: int = 1) -> pm.Model:
     """PyMC model of Su's bilinear difficulty / fallibility model for ``labels``.
@@ -59,6 +61,9 @@ def build(labels: Labels, *, gibbs: bool = True, difficulty_prior: tuple = (1.0,
     ----------
     labels : Labels
         Long labels with ``C >= 2`` classes; missing and replicated annotations allowed.
+    reliability : float
+        ``gamma > 0``, the power of the labels' likelihood given the classes
+        (:mod:`plausible.models.difficulty`).
     gibbs : bool
         ``True``: true classes and class prior by the exact Gibbs step, ``difficulty`` and
         ``fallibility`` by the exact slice scan given the classes (no NUTS); ``False``:
@@ -73,6 +78,7 @@ def build(labels: Labels, *, gibbs: bool = True, difficulty_prior: tuple = (1.0,
         Slice sweeps of ``difficulty`` and ``fallibility`` per recorded draw (Gibbs build).
     """
     check_labels(labels)
+    gamma = positive("reliability", reliability)
     _check_beta("difficulty_prior", difficulty_prior)
     _check_beta("fallibility_prior", fallibility_prior)
     C = labels.n_classes
@@ -85,13 +91,14 @@ def build(labels: Labels, *, gibbs: bool = True, difficulty_prior: tuple = (1.0,
         log_incorrect = np.log((C - 1) / C) + pt.log1mexp(log_easy)
         log_correct = pt.logaddexp(-np.log(C), np.log((C - 1) / C) + log_easy)
     add_class_layer(model, labels, log_correct, log_incorrect, gibbs=gibbs,
-                    class_concentration=class_concentration, plausibility=plausibility)
+                    class_concentration=class_concentration, plausibility=plausibility,
+                    reliability=gamma)
     if gibbs:
         declare_gibbs(model, DifficultySlice, [phi, delta], first=True,
                       true_class=model["true_class"], item=labels.item,
                       annotator=labels.annotator, label=labels.label,
                       n_classes=C, link="su", annotator_prior=fallibility_prior,
-                      item_prior=difficulty_prior, sweeps=sweeps)
+                      item_prior=difficulty_prior, sweeps=sweeps, reliability=gamma)
     return model
 
 

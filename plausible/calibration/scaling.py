@@ -16,7 +16,7 @@ plus, optionally, ``bias_l2 / K * sum_k b_k^2`` and (matrix) ``off_diagonal_l2 /
 * sum_{j != k} W_jk^2`` (ODIR). The gradient is analytic: ``dNLL / dz'_ik = (n_i q'_ik -
 n_ik) / sum_i n_i``, chained through the affine map. The optimiser is
 ``scipy.optimize.minimize`` (L-BFGS-B) with the spec's protocol: 80 % of the items fit,
-20 % stop early on their (unpenalised) NLL (:mod:`plausible.calibrators.early_stopping`).
+20 % stop early on their (unpenalised) NLL (:mod:`plausible.calibration.early_stopping`).
 Parameters start at the identity (``T = 1``, ``w = 1``, ``W = I``, ``b = 0``).
 """
 
@@ -28,9 +28,9 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import log_softmax, softmax
 
-from plausible.calibrators.early_stopping import HOLDOUT, PATIENCE, EarlyStopping, holdout_split
-from plausible.data._validation import raise_first
-from plausible.metrics.calibration_inputs import label_histogram
+from plausible.calibration.early_stopping import HOLDOUT, PATIENCE, EarlyStopping, holdout_split
+from plausible.data.validation import raise_first
+from plausible.calibration.inputs import label_histogram
 
 
 def check_logits(logits, n_classes: int | None = None, n_items: int | None = None) -> np.ndarray:

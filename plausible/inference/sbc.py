@@ -15,6 +15,7 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
+from plausible.inference.sampling import sample
 
 
 @dataclass(frozen=True)
@@ -28,29 +29,13 @@ class SBCResult:
         """Chi-square test of rank uniformity per variable (all elements pooled)."""
         result = {}
         for name, ranks in self.ranks.items():
-            counts = np.bincount(self._binned(ranks, bins).ravel(), minlength=bins)
+            counts = np.bincount(self.binned(ranks, bins).ravel(), minlength=bins)
             result[name] = float(stats.chisquare(counts).pvalue)
         return result
 
-    def _binned(self, ranks: np.ndarray, bins: int) -> np.ndarray:
+    def binned(self, ranks: np.ndarray, bins: int) -> np.ndarray:
+        """Ranks ``0..n_draws`` mapped to ``bins`` equal bins ``0..bins-1``."""
         return np.minimum(ranks * bins // (self.n_draws + 1), bins - 1)
-
-    def plot(self, bins: int = 20, axes=None):
-        """Rank histograms with the 99 % band of counts expected under uniformity."""
-        import matplotlib.pyplot as plt
-
-        names = list(self.ranks)
-        if axes is None:
-            _, axes = plt.subplots(1, len(names), figsize=(4 * len(names), 3), squeeze=False)
-            axes = axes[0]
-        for ax, name in zip(axes, names):
-            binned = self._binned(self.ranks[name], bins).ravel()
-            counts = np.bincount(binned, minlength=bins)
-            low, high = stats.binom(binned.size, 1 / bins).ppf([0.005, 0.995])
-            ax.axhspan(low, high, color="0.85")
-            ax.bar(np.arange(bins), counts, width=1.0, color="C0")
-            ax.set(title=f"SBC ranks: {name}", xlabel="rank bin", ylabel="count")
-        return axes
 
 
 def simulation_based_calibration(
@@ -71,8 +56,6 @@ def simulation_based_calibration(
     posterior variable without chain/draw). Posterior draws are thinned by ``thin``
     (pooled over chains) to weaken autocorrelation, so ``L = chains * draws // thin``.
     """
-    from plausible.inference.sampling import sample  # inference imports diagnostics
-
     rng = np.random.default_rng(seed)
     ranks: dict[str, list[np.ndarray]] = {name: [] for name in var_names}
     n_draws = None

@@ -12,7 +12,7 @@ Item ``i`` has true class probabilities ``mu_i`` and ``n_i`` labels drawn from
   is biased up by ``(1/N) sum_ik mu_ik (1 - mu_ik) / n_i``; unbiased
   ``(1/N) sum_ik [(q_ik - muhat_ik)^2 - muhat_ik (1 - muhat_ik) / (n_i - 1)]`` (needs ``n_i >= 2``);
 * calibration loss ``CL``: class-wise, binned on ``q_ik`` (15 equal-width bins, last bin
-  closed), plug-in and debiased (:mod:`plausible.metrics.calibration_bins`), summed over
+  closed), plug-in and debiased (:mod:`plausible.calibration.bins`), summed over
   classes; ``CE = sign(CL) sqrt(|CL|)`` (:func:`calibration_error`);
 * dispersion loss ``DL = EL - CL`` and irreducible loss ``IL = L - EL``; the unbiased IL is
   the mean Gini-Simpson disagreement ``1 - sum_k n_ik (n_ik - 1) / (n_i (n_i - 1))``
@@ -25,7 +25,7 @@ says how many in ``attrs["n_excluded"]`` (``attrs["n_items"]`` counts the items 
 Every metric returns a 0-d ``xarray.DataArray`` named after it, with attrs ``estimator``
 (``"plug-in"``, ``"unbiased"`` or ``"debiased"``), ``n_items`` and ``n_excluded``.
 Arguments: ``hist`` is a :class:`~plausible.data.Votes`, a
-:class:`~plausible.metrics.calibration_inputs.LabelHistogram` or an ``(item, class)``
+:class:`~plausible.calibration.inputs.LabelHistogram` or an ``(item, class)``
 count array; ``cpe`` an ``(item, class)`` array (numpy or DataArray with dims ``item``,
 ``class``) of rows summing to 1.
 """
@@ -36,8 +36,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from plausible.metrics.calibration_bins import N_BINS, bin_index, binned_calibration
-from plausible.metrics.calibration_inputs import (
+from plausible.calibration.bins import N_BINS, bin_index, binned_calibration
+from plausible.calibration.inputs import (
     LabelHistogram,
     check_cpe,
     check_weights,
@@ -136,7 +136,7 @@ def calibration_loss(
 ) -> xr.DataArray:
     """Class-wise binned calibration loss ``CL`` over all items, summed over classes;
     ``debiased`` subtracts the within-bin variance term (``within``: see
-    :mod:`plausible.metrics.calibration_bins`)."""
+    :mod:`plausible.calibration.bins`)."""
     hist, q = _inputs(hist, cpe)
     table = binned_calibration(hist.muhat, q, n_bins, within)
     column = "cl_debiased" if debiased else "cl_plugin"

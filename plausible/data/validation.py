@@ -1,4 +1,5 @@
-"""Checks shared by the annotation containers: id arrays, index arrays, culprit messages.
+"""Checks shared by the annotation containers and the model builders: id arrays, index
+arrays, culprit messages, positive parameters.
 
 Every check is vectorised and raises ``ValueError`` naming the first offender (and how
 many more there are), so a message points at the row to fix.
@@ -105,3 +106,51 @@ def integer_counts(
     counts = counts.astype(np.int64)
     raise_first(counts.sum(axis=1) == 0, lambda i: f"{prefix}item {fmt(items[i])} {empty}")
     return counts
+
+
+def positive(name: str, value, *, scalar: bool = True):
+    """``value`` as a float that is finite and > 0 (with ``scalar=False`` also a float64 array,
+    finite and > 0 everywhere), else a ``ValueError`` naming ``name`` (a model parameter such
+    as ``reliability`` or ``alpha``)."""
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be a number > 0, got {value!r}")
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number > 0, got {value!r}") from None
+    if scalar and array.ndim:
+        raise ValueError(f"{name} must be a single number > 0, got an array of shape {array.shape}")
+    if not np.all(np.isfinite(array) & (array > 0)):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(array) if array.ndim == 0 else array
+
+
+def positive_integer(name: str, value, why: str = "") -> int:
+    """``value`` as an int >= 1 (a float without fraction is accepted), else a ``ValueError``
+    naming ``name`` and, when given, ``why`` an integer is needed."""
+    number = positive(name, value)
+    if number != round(number):
+        reason = f" ({why})" if why else ""
+        raise ValueError(f"{name} must be a whole number >= 1{reason}, got {value!r}")
+    return int(round(number))
+
+
+def positions(items, n: int) -> np.ndarray:
+    """int64 positions ``(selected,)`` from a selection of ``n`` items: a slice, a boolean mask
+    ``(n,)`` or integer positions (each in ``-n..n-1``, none twice), order kept."""
+    if isinstance(items, slice):
+        return np.arange(n)[items]
+    index = np.asarray(items)
+    if index.dtype == bool:
+        if index.shape != (n,):
+            raise ValueError(f"a boolean item selection needs shape ({n},), got {index.shape}")
+        return np.flatnonzero(index)
+    index = index_array(index.ravel() if index.ndim == 0 else index, "item position")
+    raise_first((index < -n) | (index >= n),
+                lambda i: f"item position {index[i]} out of range for {n} items")
+    index = np.where(index < 0, index + n, index)
+    codes, uniques = pd.factorize(index)
+    if uniques.size < index.size:
+        raise ValueError(f"item position {int(uniques[np.flatnonzero(np.bincount(codes) > 1)[0]])} "
+                         "is selected twice")
+    return index

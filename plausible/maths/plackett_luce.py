@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+import pytensor.tensor as pt
 
 NEG = -1e30
 """Finite stand-in for ``log 0`` (keeps pytensor gradients finite)."""
@@ -276,32 +277,26 @@ class _Numpy:
 
 
 class _Pytensor:
-    def __init__(self):
-        import pytensor.tensor as pt
+    @staticmethod
+    def logsumexp(x, axis):
+        return pt.logsumexp(x, axis=axis)
 
-        self.pt = pt
+    logaddexp = staticmethod(pt.logaddexp)
+    where = staticmethod(pt.where)
 
-    def logsumexp(self, x, axis):
-        return self.pt.logsumexp(x, axis=axis)
+    @staticmethod
+    def concatenate(xs, axis):
+        return pt.concatenate(xs, axis=axis)
 
-    def logaddexp(self, a, b):
-        return self.pt.logaddexp(a, b)
-
-    def where(self, c, a, b):
-        return self.pt.where(c, a, b)
-
-    def concatenate(self, xs, axis):
-        return self.pt.concatenate(xs, axis=axis)
-
-    def sum(self, x, axis):
+    @staticmethod
+    def sum(x, axis):
         return x.sum(axis=axis)
 
-    def zeros_like(self, x):
-        return self.pt.zeros_like(x)
+    zeros_like = staticmethod(pt.zeros_like)
 
 
 def _backend(x):
-    return _Numpy if isinstance(x, np.ndarray) else _Pytensor()
+    return _Numpy if isinstance(x, np.ndarray) else _Pytensor
 
 
 def log_after_mass(lay: PLLayout, log_cand, log_pool):
@@ -388,22 +383,9 @@ def log_likelihood(rankings, worth: np.ndarray, repetitions: int = 1) -> np.ndar
     return out.reshape(lead + (lay.n_items,))
 
 
-def ranking_probability(blocks, worth) -> float:
-    """``p(b | lambda)`` of one reader's blocks (list of lists of class ids) for worths
-    ``(K,)``; e.g. ``ranking_probability([[2], [1], [4]], [0.3, 0.15, 0.4, 0.1, 0.05])``
-    is ``0.0111111``."""
-    from plausible.data.rankings import Rankings
-
-    worth = np.asarray(worth, dtype=float)
-    rankings = Rankings.from_selectors([[blocks]], classes=worth.size)
-    return float(np.exp(log_likelihood(rankings, worth[None])[0]))
-
-
 def log_likelihood_pt(lay: PLLayout, log_worth):
     """pytensor scalar: total log-likelihood for dense log-worths ``(item, K)`` (a pytensor
     tensor, e.g. NUTS's log-transformed Gamma values); differentiable."""
-    import pytensor.tensor as pt
-
     slot = np.maximum(lay.candidate_class, 0)
     rows = np.arange(lay.n_items)[:, None]
     log_cand = pt.where(lay.candidate_class >= 0, log_worth[rows, slot], NEG)

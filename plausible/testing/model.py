@@ -3,7 +3,7 @@ observed node next to the annotator likelihoods, so that one posterior covers th
 point, the class prior, the labels and every metric.
 
 For per-item class log-likelihoods ``log l_i(y)`` ``(item, class)`` from any annotator model
-(constant data, e.g. :func:`plausible.models.fallibility.label_log_likelihood`)::
+(constant data, e.g. :func:`plausible.maths.fallibility.label_log_likelihood`)::
 
     pi ~ Dirichlet(class_concentration)                       (class,)
     binary:      p_D ~ Beta(a, b),  p_FA ~ Beta(a, b);  K = [[1 - p_FA, p_FA], [1 - p_D, p_D]]
@@ -24,10 +24,10 @@ import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
 
-from plausible.metrics.testing import check_likelihood, check_prediction, metrics_from_uv
+from plausible.testing.binary import check_likelihood, check_prediction, metrics_from_uv
 
 
-def build(log_likelihood, prediction, *, operating_point_prior=(1.0, 1.0),
+def build_model(log_likelihood, prediction, *, operating_point_prior=(1.0, 1.0),
           confusion_concentration: float = 1.0, class_concentration: float = 1.0) -> pm.Model:
     """PyMC model of the predictions and labels; ``log_likelihood`` ``(item, class)``,
     ``prediction`` ``(item,)`` int classes. Binary (2 classes): Beta priors on ``p_D``,

@@ -5,13 +5,13 @@
   fallibility ``~ U(0, 0.4)``), one simulated data set per seed; every method estimates the
   five metrics from the noisy labels (known difficulty and fallibility, unknown OP) and is
   scored against the *ideal* metrics, those of the true labels
-  (:func:`plausible.metrics.testing.empirical_metrics`). :func:`binary_mae` gives the mean
+  (:func:`plausible.testing.binary.empirical_metrics`). :func:`binary_mae` gives the mean
   absolute error ``MAE = (1/S) sum_s |estimate_s - ideal_s|`` over the ``S`` seeds.
 * :func:`multiclass_coverage_study`: ``C = 4``, ``N = 2000``; the 95 % interval of each cell
   ``C[n, l] = #{yhat = n, y = l}`` of the count confusion matrix against the true count, from
   Algorithm 4 (plug-in estimate of the confusion matrix), from the exact posteriors under the
   true confusion matrix (oracle) or from the joint Gibbs posterior of the classes and the
-  confusion matrix (:func:`~plausible.metrics.testing_multiclass.confusion_gibbs`). The spec
+  confusion matrix (:func:`~plausible.testing.confusion_gibbs.confusion_gibbs`). The spec
   gives no confusion matrix for this case; :data:`MULTICLASS_CONFUSION` is the one of
   ``notebooks/testing_noisy_labels.ipynb``. :func:`coverage_rate` pools the ``S x C^2`` cells.
 """
@@ -24,11 +24,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-# The module, not the name: plausible.data.su_simulation imports plausible.models, which
-# imports plausible.metrics, so this module can load while su_simulation is initialising.
-from plausible.data import su_simulation
-from plausible.metrics.labeler_baselines import labeler_summary
-from plausible.metrics.testing import (
+from plausible.data.su_simulation import simulate_su
+from plausible.maths.fallibility import label_likelihood
+from plausible.testing.binary import (
     METRICS,
     algorithm_labels,
     algorithm_ratios,
@@ -37,13 +35,9 @@ from plausible.metrics.testing import (
     full_bayes,
     label_posterior,
 )
-from plausible.metrics.testing_multiclass import (
-    algorithm_multiclass,
-    confusion_gibbs,
-    count_moments,
-    sampled_confusion_counts,
-)
-from plausible.models.fallibility import label_likelihood
+from plausible.testing.confusion_gibbs import confusion_gibbs
+from plausible.testing.labeler_baselines import labeler_summary
+from plausible.testing.multiclass import algorithm_multiclass, count_moments, sampled_confusion_counts
 
 MULTICLASS_METHODS = ("alg4", "oracle", "gibbs")
 BINARY_METHODS = ("alg1_ratios", "alg2_sampling", "alg3_labels", "mmse_labels_only",
@@ -81,7 +75,7 @@ def binary_seed_study(seeds: Iterable[int], *, methods: Iterable[str] = BINARY_M
     ``ideal`` (the metric of the true labels) and ``error = estimate - ideal``.
 
     Data: ``simulate_su(n_items, n_labelers, ..., seed=seed)``; likelihoods from the true
-    difficulty and fallibility (:func:`plausible.models.fallibility.label_likelihood`).
+    difficulty and fallibility (:func:`plausible.maths.fallibility.label_likelihood`).
     Methods (:data:`BINARY_METHODS`): Algorithms 1, 2 (``n_samples`` label vectors per
     update, seeded by ``seed``) and 3, the labels-only MMSE (Algorithm 1 with ``j_max = 0``),
     the per-labeler mean and median, the paper's prior-averaged Full Bayes. Same seeds,
@@ -93,7 +87,7 @@ def binary_seed_study(seeds: Iterable[int], *, methods: Iterable[str] = BINARY_M
         raise ValueError(f"unknown methods {sorted(unknown)}; choose from {BINARY_METHODS}")
     rows = []
     for seed in seeds:
-        sim = su_simulation.simulate_su(n_items, n_labelers, prior=prior,
+        sim = simulate_su(n_items, n_labelers, prior=prior,
                                         operating_point=operating_point, difficulty=difficulty,
                                         fallibility=fallibility, seed=seed)
         likelihood = label_likelihood(sim.labels, sim.difficulty, sim.fallibility)
@@ -109,7 +103,7 @@ def binary_seed_study(seeds: Iterable[int], *, methods: Iterable[str] = BINARY_M
 
 def binary_mae(study: pd.DataFrame) -> pd.DataFrame:
     """Mean absolute error over seeds, ``(method, metric)`` table in the study's method order
-    and :data:`~plausible.metrics.testing.METRICS` order."""
+    and :data:`~plausible.testing.binary.METRICS` order."""
     mae = study.assign(abs_error=study["error"].abs()).pivot_table(
         index="method", columns="metric", values="abs_error", aggfunc="mean")
     return mae.loc[study["method"].unique(), list(METRICS)]
@@ -132,7 +126,7 @@ def multiclass_coverage_study(seeds: Iterable[int], *, method: str = "alg4", n_i
     * ``"oracle"``: the same intervals from the label posterior under the true ``confusion``:
       exact posteriors of the simulation, so nominal coverage there isolates the error of
       Algorithm 4's plug-in estimate;
-    * ``"gibbs"``: :func:`~plausible.metrics.testing_multiclass.confusion_gibbs` (uniform
+    * ``"gibbs"``: :func:`~plausible.testing.confusion_gibbs.confusion_gibbs` (uniform
       Dirichlet rows, 4 chains of ``draws`` kept draws, seeded by ``seed``); central
       quantile intervals of the count draws, which carry the uncertainty of the matrix.
     """
@@ -141,7 +135,7 @@ def multiclass_coverage_study(seeds: Iterable[int], *, method: str = "alg4", n_i
     z = stats.norm.ppf(0.975)
     rows = []
     for seed in seeds:
-        sim = su_simulation.simulate_su(n_items, n_labelers, prior=prior, confusion=confusion,
+        sim = simulate_su(n_items, n_labelers, prior=prior, confusion=confusion,
                                         difficulty=difficulty, fallibility=fallibility, seed=seed)
         C = sim.prior.size
         likelihood = label_likelihood(sim.labels, sim.difficulty, sim.fallibility)

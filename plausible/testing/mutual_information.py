@@ -105,21 +105,3 @@ def labelers_to_match(pi1: float, eps: float, expert_eps: float, *, max_labelers
         else:
             lo = mid + 1
     return lo
-
-
-def plot_labelers_tradeoff(pi1: float = 0.2, expert_errors=(0.02, 0.05, 0.1),
-                           eps_grid=None, ax=None):
-    """Curves of the number of labelers of error ``eps`` that match one expert, per expert
-    error. Returns the matplotlib Axes."""
-    import matplotlib.pyplot as plt
-
-    eps_grid = np.linspace(0.05, 0.35, 31) if eps_grid is None else np.asarray(eps_grid)
-    ax = plt.subplots()[1] if ax is None else ax  # a new figure: never draw onto a stale one
-    for e in expert_errors:
-        counts = [labelers_to_match(pi1, x, e) if x > e else 1 for x in eps_grid]
-        ax.plot(eps_grid, counts, marker=".", label=f"expert error {e}")
-    ax.set_xlabel("labeler error eps")
-    ax.set_ylabel("labelers needed to match the expert")
-    ax.set_yscale("log")
-    ax.legend()
-    return ax

@@ -36,8 +36,8 @@ features (e.g. logits whose rows sum to 0) give a proper prior; along such a dir
 ``alpha0`` does not change at all. The sampler works on ``z = L^T theta``
 (``P = L L^T``), ``z ~ Normal(0, I)`` -- non-centred, and whitened by the features.
 
-Fitting: :func:`fit_map` (``pm.find_MAP``, L-BFGS-B, with the spec's 80 % fit / 20 %
-early-stopping split) and :func:`fit_posterior` (:func:`plausible.sample`, NUTS). Both
+Fitting: :func:`fit_alpha_map` (``pm.find_MAP``, L-BFGS-B, with the spec's 80 % fit / 20 %
+early-stopping split) and :func:`fit_alpha_posterior` (:func:`plausible.sample`, NUTS). Both
 return an :class:`AlphaCalibration`.
 """
 
@@ -54,11 +54,11 @@ import xarray as xr
 from better_optimize import StopOptimization
 from scipy.special import gammaln
 
-from plausible.calibrators.early_stopping import HOLDOUT, PATIENCE, EarlyStopping, holdout_split
-from plausible.data._validation import fmt, raise_first
+from plausible.calibration.early_stopping import HOLDOUT, PATIENCE, EarlyStopping, holdout_split
+from plausible.data.validation import fmt, raise_first
 from plausible.inference.sampling import sample
-from plausible.metrics.calibration_inputs import check_cpe, label_histogram
-from plausible.metrics.cpe import DirichletCPE
+from plausible.calibration.inputs import check_cpe, label_histogram
+from plausible.calibration.cpe import DirichletCPE
 
 #: The paper's penalty weight ``lambda``.
 LAMBDA = 0.005
@@ -189,8 +189,8 @@ class AlphaFitReport:
 class AlphaCalibration:
     """A fitted alpha-calibration: ``log alpha0(h) = h^T w + b``.
 
-    ``w`` ``(feature,)`` and ``b`` are the MAP (:func:`fit_map`) or the posterior mean
-    (:func:`fit_posterior`); ``theta_draws`` ``(draw, coef)`` holds posterior draws of
+    ``w`` ``(feature,)`` and ``b`` are the MAP (:func:`fit_alpha_map`) or the posterior mean
+    (:func:`fit_alpha_posterior`); ``theta_draws`` ``(draw, coef)`` holds posterior draws of
     ``(w, b)`` (None for MAP).
     """
 
@@ -249,7 +249,7 @@ def _theta_of(model: pm.Model, z: np.ndarray) -> np.ndarray:
     return _factor(model) @ z
 
 
-def fit_map(
+def fit_alpha_map(
     hist, cpe, features=None, *, lam: float = LAMBDA, holdout: float = HOLDOUT, seed: int | None = 0,
     patience: int | None = PATIENCE, maxiter: int = 1000, jitter: float = JITTER,
 ) -> AlphaCalibration:
@@ -295,7 +295,7 @@ def fit_map(
     return AlphaCalibration(w=theta[:-1], b=float(theta[-1]), lam=lam, report=report)
 
 
-def fit_posterior(
+def fit_alpha_posterior(
     hist, cpe, features=None, *, lam: float = LAMBDA, draws: int = 1000, tune: int = 1000,
     chains: int = 4, seed: int | None = 0, jitter: float = JITTER, progressbar: bool = False, **kwargs,
 ) -> tuple[AlphaCalibration, xr.DataTree]:

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from plausible.metrics.calibration import calibration_loss, epistemic_loss
-from plausible.metrics.calibration_bins import N_BINS
+from plausible.calibration.losses import calibration_loss, epistemic_loss
+from plausible.calibration.bins import N_BINS
 
 N_LABELS = (2, 5)
 N_ITEMS = (100, 250, 500, 1000, 2500, 5000, 10000)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from plausible.data._validation import fmt, id_array, integer_counts, raise_first
+from plausible.data.validation import fmt, id_array, integer_counts, raise_first
 from plausible.data.votes import Votes
 
 ITEM = "item"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from plausible.metrics.calibration import (
+from plausible.calibration.losses import (
     calibration_error,
     calibration_loss,
     dispersion_loss,
@@ -14,16 +14,16 @@ from plausible.metrics.calibration import (
     expected_squared_loss,
     irreducible_loss,
 )
-from plausible.metrics.calibration_bins import N_BINS
-from plausible.metrics.calibration_inputs import label_histogram
-from plausible.metrics.cpe import PointCPE
-from plausible.metrics.disagreement import disagreement_calibration_loss, disagreement_loss
+from plausible.calibration.bins import N_BINS
+from plausible.calibration.inputs import label_histogram
+from plausible.calibration.cpe import PointCPE
+from plausible.calibration.disagreement import disagreement_calibration_loss, disagreement_loss
 
 
 def calibration_summary(hist, prediction, *, r: int = 2, n_bins: int = N_BINS) -> pd.Series:
     """Order-1 and order-``r`` metrics of ``prediction`` against ``hist``.
 
-    ``prediction``: a predictive from :mod:`plausible.metrics.cpe` (``PointCPE``,
+    ``prediction``: a predictive from :mod:`plausible.calibration.cpe` (``PointCPE``,
     ``DirichletCPE``, ``EnsembleCPE``) or an ``(item, class)`` CPE array (a point CPE).
     Returns a Series: ``accuracy``, ``L``, ``EL`` (unbiased), ``EL_plugin``, ``CL``
     (debiased), ``CL_plugin``, ``CE`` (signed sqrt of the debiased CL), ``DL``, ``IL``,

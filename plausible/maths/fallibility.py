@@ -7,14 +7,12 @@ For ``C`` classes, item difficulty ``delta_i`` and labeler fallibility ``phi_t``
 
 Labelers are conditionally independent given ``y``; missing labels are absent from the
 product. These per-item likelihood vectors ``l_i(y) = p(z_i | y)`` are what the testing
-algorithms of spec 03 (:mod:`plausible.metrics.testing`) consume.
+algorithms of spec 03 (:mod:`plausible.testing`) consume.
 """
 
 from __future__ import annotations
 
 import numpy as np
-
-from plausible.data.labels import Labels
 
 
 def error_rate(difficulty, fallibility, n_classes: int):
@@ -40,9 +38,11 @@ def _unit_interval(name, value, shape):
     return value
 
 
-def label_log_likelihood(labels: Labels, difficulty, fallibility) -> np.ndarray:
+def label_log_likelihood(labels, difficulty, fallibility) -> np.ndarray:
     """``log l_i(y) = sum_{k: item_k = i} log p(z_k | y)``, float64 ``(item, class)``.
 
+    ``labels`` is a :class:`plausible.data.Labels` (read through ``item``, ``annotator``,
+    ``label``, ``n_items``, ``n_annotators``, ``n_classes``).
     ``difficulty`` ``(item,)`` and ``fallibility`` ``(annotator,)`` (scalars broadcast).
     Each label adds ``log(epsilon_k / (C - 1))`` to every class and
     ``log(1 - epsilon_k) - log(epsilon_k / (C - 1))`` to its own class; a perfect label
@@ -65,7 +65,7 @@ def label_log_likelihood(labels: Labels, difficulty, fallibility) -> np.ndarray:
     return out
 
 
-def label_likelihood(labels: Labels, difficulty, fallibility) -> np.ndarray:
+def label_likelihood(labels, difficulty, fallibility) -> np.ndarray:
     """``l_i(y) = prod_{k: item_k = i} p(z_k | y)``, float64 ``(item, class)``.
 
     Computed in log space (:func:`label_log_likelihood`) and exponentiated; use the log

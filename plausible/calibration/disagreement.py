@@ -16,13 +16,13 @@ equal), has the closed form ``1 - sum_k n_ik^(r) / n_i^(r)`` with falling factor
 (``binom(r + K - 1, K - 1)`` of them: keep ``r`` and ``K`` small).
 
 **Predictions.** A predictor gives ``phi_i`` (a DPE for the disagreement kernel), e.g.
-from :mod:`plausible.metrics.cpe`. Over the ``N`` items with ``n_i >= r`` (the others are
+from :mod:`plausible.calibration.cpe`. Over the ``N`` items with ``n_i >= r`` (the others are
 **excluded, not scored 0**, and counted in ``attrs["n_excluded"]``):
 
 * ``L_r = (1/N) sum_i [(phi_i - muhat_r,i)^2 + muhat_r,i (1 - muhat_r,i)]``, unbiased for
   the squared loss of ``phi_i`` against the kernel on ``r`` fresh labels (binary kernels);
 * ``CL_r`` binned on ``phi`` exactly as the order-1 CL (15 bins, plug-in and debiased;
-  :mod:`plausible.metrics.calibration_bins`), ``CE_r = sign(CL_r) sqrt(|CL_r|)``.
+  :mod:`plausible.calibration.bins`), ``CE_r = sign(CL_r) sqrt(|CL_r|)``.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ import pandas as pd
 import xarray as xr
 from scipy.special import comb
 
-from plausible.metrics.calibration import calibration_error, metric_value
-from plausible.metrics.calibration_bins import N_BINS, binned_calibration
-from plausible.metrics.calibration_inputs import ITEM, LabelHistogram, check_dpe, label_histogram
+from plausible.calibration.losses import calibration_error, metric_value
+from plausible.calibration.bins import N_BINS, binned_calibration
+from plausible.calibration.inputs import ITEM, LabelHistogram, check_dpe, label_histogram
 
 DISAGREEMENT = "disagreement"
 Kernel = str | Callable[[np.ndarray], np.ndarray]
@@ -145,7 +145,7 @@ def _order_r(hist, prediction, r, kernel):
 
 def disagreement_loss(hist, dpe, r: int = 2, kernel: Kernel = DISAGREEMENT) -> xr.DataArray:
     """Unbiased order-``r`` squared loss ``L_r`` of predictions ``dpe`` (``(item,)`` array
-    or a predictive distribution from :mod:`plausible.metrics.cpe`); binary kernels only."""
+    or a predictive distribution from :mod:`plausible.calibration.cpe`); binary kernels only."""
     if kernel != DISAGREEMENT:
         kappa = kernel_values(kernel, check_order(r), label_histogram(hist).n_classes)
         if not np.isin(kappa, (0.0, 1.0)).all():

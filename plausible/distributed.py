@@ -43,14 +43,18 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from plausible.data.votes import Votes
+from plausible.inference.sampling import sample
+from plausible.metrics import annotation_certainty, ua_topk_accuracy
+from plausible.metrics.options import OPTIONS
+from plausible.models import dirichlet
+
 RUN_FILE = "run.json"
 FORMAT = "plausible-shards/1"
 
 
 def build_dirichlet(votes, **kwargs):
     """Default model builder: :func:`plausible.models.dirichlet.build`."""
-    from plausible.models import dirichlet
-
     return dirichlet.build(votes, **kwargs)
 
 
@@ -80,8 +84,6 @@ def _votes_digest(votes) -> str:
 
 
 def _sub_votes(votes, start: int, stop: int):
-    from plausible.data.votes import Votes
-
     return Votes.from_counts(votes.counts[start:stop], items=votes.items[start:stop], classes=votes.classes)
 
 
@@ -95,8 +97,6 @@ _SAMPLE_LOCK = threading.Lock()
 
 def _sample_shard(votes, build, build_kwargs, draws, chains, seed, dtype):
     """Plausibility draws of one shard: Dataset ``plausibility (chain, draw, item, class)``."""
-    from plausible.inference.sampling import sample
-
     with _SAMPLE_LOCK:
         model = build(votes, **build_kwargs)
         # only the plausibilities are recorded: PyMC would also keep the transformed value
@@ -131,8 +131,6 @@ def _write_shard(store: str, index: int, votes, build, build_kwargs, draws, chai
     # Zarr chunks (1 chain, draw block, all shard items, classes), the draw block sized like
     # the metrics' chunks (plausible.metrics.chunks.chunk_steps), so each streamed metric
     # chunk reads exactly one Zarr chunk, and no chunk exceeds ``chunk_elements`` values
-    from plausible.metrics.options import OPTIONS
-
     _, n_draws, n_items, n_classes = ds["plausibility"].shape
     draw_block = max(1, min(n_draws, OPTIONS["chunk_elements"] // max(1, n_items * n_classes)))
     encoding = {"plausibility": {"chunks": (1, draw_block, n_items, n_classes)}}
@@ -387,15 +385,13 @@ def _shard_summary(store: str, index: int, scores, ks, tops):
     decompress it again for every metric. It is held as a plain Dataset, not a DataTree: a
     DataTree is a reference cycle, which would keep each loaded shard alive until the next
     garbage collection, so a worker would pile up shards."""
-    from plausible import metrics
-
     plausibility = _open_shard_posterior(store, index).load()["plausibility"]
     out = {"shard": index}
     for top in tops:
-        out[f"certainty_top{top}"] = metrics.annotation_certainty(plausibility, top=top).values
+        out[f"certainty_top{top}"] = annotation_certainty(plausibility, top=top).values
     if scores is not None:
         for k in ks:
-            acc = metrics.ua_topk_accuracy(plausibility, scores, k=k)
+            acc = ua_topk_accuracy(plausibility, scores, k=k)
             out[f"ua_top{k}_sum"] = acc.sum("item").values  # (chain, draw)
             out["n_items"] = acc.sizes["item"]
     out["peak_rss"] = _peak_rss_bytes()

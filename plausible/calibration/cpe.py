@@ -13,7 +13,7 @@ A classifier's belief about item ``i``'s label distribution ``pi_i`` is a distri
 disagree.)
 
 Each has ``cpe`` ``(item, class)``, ``dpe`` ``(item,)``, ``kernel_expectation(r, kernel)``
-(``E`` of an order-``r`` kernel of :mod:`plausible.metrics.disagreement` on ``r`` labels
+(``E`` of an order-``r`` kernel of :mod:`plausible.calibration.disagreement` on ``r`` labels
 drawn from ``pi``; the DPE is ``r = 2``, disagreement) and ``posterior(counts)``, the
 predictive after observing new labels ``n'_i`` of the same item:
 
@@ -36,9 +36,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import gammaln, logsumexp, xlogy
 
-from plausible.data._validation import fmt, raise_first
-from plausible.metrics.calibration_inputs import SUM_TOL, check_cpe
-from plausible.metrics.disagreement import DISAGREEMENT, Kernel, check_order, compositions, kernel_values
+from plausible.data.validation import fmt, raise_first
+from plausible.calibration.inputs import SUM_TOL, check_cpe
+from plausible.calibration.disagreement import DISAGREEMENT, Kernel, check_order, compositions, kernel_values
 
 
 def _new_labels(counts, shape: tuple[int, int]) -> np.ndarray:

@@ -1,0 +1,98 @@
+"""The registry of aggregation models: which annotation format each accepts, what its
+reliability means, and its builder.
+
+Every aggregation builder is ``build(data, *, reliability=..., **options) -> pm.Model`` whose
+posterior holds ``plausibility (item, class)``; the front door, the command line and the
+sharded runner look models up here by name instead of importing builders themselves.
+
+Reliability ``gamma`` always multiplies the annotations' log-likelihood (given the latent
+truth where the model has one): ``gamma -> 0`` ignores the annotators, ``gamma = 1`` is the
+plain model, larger values trust them more and raise certainty. A model whose exact sampler
+repeats annotations needs a whole number (``"repetitions"``); the others take any real
+``gamma > 0`` (``"tempering"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import pandas as pd
+import pymc as pm
+
+from plausible.models import annotator_beta, dirichlet, glad, plackett_luce, prirn, ratings, su_difficulty
+
+FORMATS = ("votes", "rankings", "labels", "ratings")
+"""Annotation formats, matching the containers ``Votes``, ``Rankings``, ``Labels``, ``Ratings``."""
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One aggregation model.
+
+    ``name`` (the registry key, e.g. ``"plackett-luce"``), ``build`` (its builder),
+    ``data`` (one of :data:`FORMATS`), ``reliability`` (``"tempering"`` or
+    ``"repetitions"``), ``item_independent`` (items conditionally independent given fixed
+    hyper-parameters, so items can be sampled in shards), ``classes`` (``"any"`` or a
+    restriction such as ``"binary"``), ``required`` (options the builder cannot default, e.g.
+    the ratings threshold) and a one-line ``summary``.
+    """
+
+    name: str
+    build: Callable[..., pm.Model]
+    data: str
+    reliability: str
+    item_independent: bool
+    summary: str
+    classes: str = "any"
+    required: tuple[str, ...] = field(default_factory=tuple)
+
+
+ENTRIES = (
+    ModelEntry("dirichlet", dirichlet.build, "votes", "tempering", True,
+               "Dirichlet(gamma * votes + alpha) plausibilities, exact conjugate draws"),
+    ModelEntry("prirn", prirn.build, "rankings", "tempering", True,
+               "probabilistic inverse rank normalisation: Dirichlet(gamma * IRN + alpha)"),
+    ModelEntry("plackett-luce", plackett_luce.build, "rankings", "repetitions", True,
+               "Bayesian Plackett-Luce with ties, exact Gibbs (real reliability: gibbs=False)"),
+    ModelEntry("annotator-beta", annotator_beta.build, "labels", "tempering", False,
+               "Carpenter's hierarchical Beta sensitivities and specificities, exact Gibbs",
+               classes="binary"),
+    ModelEntry("glad", glad.build, "labels", "tempering", False,
+               "GLAD: annotator ability x item difficulty, Gibbs classes + slice parameters"),
+    ModelEntry("su-difficulty", su_difficulty.build, "labels", "tempering", False,
+               "Su's item difficulty x annotator fallibility, Gibbs classes + slice parameters"),
+    ModelEntry("normal-inverse-gamma", ratings.build, "ratings", "tempering", True,
+               "Normal-Inverse-Gamma ratings thresholded into two classes, exact NIG draws",
+               required=("threshold",)),
+)
+_BY_NAME = {entry.name: entry for entry in ENTRIES}
+
+
+def entry(name: str) -> ModelEntry:
+    """The :class:`ModelEntry` registered as ``name``; ``ValueError`` listing the names
+    otherwise."""
+    try:
+        return _BY_NAME[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown model {name!r}; available: {', '.join(_BY_NAME)}") from None
+
+
+def get(name: str) -> Callable[..., pm.Model]:
+    """The builder of the model registered as ``name``."""
+    return entry(name).build
+
+
+def available(data: str | None = None) -> pd.DataFrame:
+    """Every registered aggregation model (those accepting ``data``, one of :data:`FORMATS`,
+    when given), one row each: ``data``, ``classes``, ``reliability``,
+    ``item_independent``, ``required`` and ``summary``, indexed by ``model``."""
+    if data is not None and data not in FORMATS:
+        raise ValueError(f"data must be one of {FORMATS}, got {data!r}")
+    rows = [
+        {"model": e.name, "data": e.data, "classes": e.classes, "reliability": e.reliability,
+         "item_independent": e.item_independent, "required": ", ".join(e.required),
+         "summary": e.summary}
+        for e in ENTRIES if data is None or e.data == data
+    ]
+    return pd.DataFrame(rows).set_index("model")

@@ -1,0 +1,193 @@
+"""The package's figures, in one place. Each function draws on ``ax`` / ``axes`` (a new figure
+when None) and returns them, so figures can be combined and restyled.
+
+* simulation-based calibration: :func:`sbc_ranks`;
+* posterior predictive checks: :func:`vote_check`, :func:`annotation_check`,
+  :func:`annotation_checks`;
+* convergence: :func:`rank` (ArviZ's rank plot of the least converged variables);
+* calibration under disagreement (spec 04): :func:`dpe_reliability_diagram`,
+  :func:`calibration_dispersion_map`;
+* testing with noisy labels (spec 03): :func:`labelers_tradeoff`.
+"""
+
+from __future__ import annotations
+
+import arviz_plots as azp
+import matplotlib.pyplot as plt
+import numpy as np
+from scipy import stats
+
+from plausible.calibration.bins import N_BINS
+from plausible.calibration.disagreement import DISAGREEMENT, disagreement_table
+from plausible.calibration.losses import calibration_table
+from plausible.diagnostics.vote_predictive import STATISTICS as VOTE_STATISTICS
+from plausible.testing.mutual_information import labelers_to_match
+
+ANNOTATION_UNITS = {"pattern": "items", "votes": "items", "annotator_rate": "positive rate",
+                    "agreement": "agreement"}
+
+
+def _axes(ax):
+    if ax is None:
+        _, ax = plt.subplots(figsize=(4.5, 4))
+    return ax
+
+
+def dpe_reliability_diagram(
+    hist, dpe, *, r: int = 2, kernel=DISAGREEMENT, n_bins: int = N_BINS, ax=None, label=None,
+    color=None, show_counts: bool = True,
+):
+    """Observed against predicted disagreement, binned on the prediction.
+
+    Per bin (items with ``n_i >= r`` only): x = mean DPE, y = mean order-``r``
+    U-statistic (an unbiased estimate of the bin's disagreement rate, so no debiasing is
+    needed for the points), error bars ``+- 2 s_b / sqrt(m_b)``. The diagonal is perfect
+    calibration; points below it mean the DPE overestimates disagreement (what
+    alpha-calibration shrinks). With ``show_counts`` a light histogram of the bin counts
+    (fractions, right axis) sits underneath. ``dpe``: ``(item,)`` array or a predictive
+    from :mod:`plausible.calibration.cpe`.
+    """
+    ax = _axes(ax)
+    table = disagreement_table(hist, dpe, r, kernel, n_bins=n_bins)
+    filled = table[table["count"] > 0]
+    se = np.sqrt(filled["within_var"] / filled["count"]).fillna(0.0)
+    if show_counts:
+        twin = ax.twinx()
+        twin.bar(
+            (table["lower"] + table["upper"]) / 2, table["count"] / table["count"].sum(),
+            width=table["upper"] - table["lower"], color=color or "0.5", alpha=0.15, zorder=0,
+        )
+        twin.set_ylim(0, 1)
+        twin.set_ylabel("fraction of items")
+        ax.set_zorder(twin.get_zorder() + 1)
+        ax.patch.set_visible(False)
+    ax.plot([0, 1], [0, 1], color="0.6", ls=":", lw=1)
+    ax.errorbar(
+        filled["mean_prediction"], filled["mean_target"], yerr=2 * se, marker="o", ms=4,
+        capsize=2, color=color, label=label,
+    )
+    ax.set(
+        xlim=(0, 1), ylim=(0, 1), xlabel="predicted disagreement (DPE)",
+        ylabel=f"observed disagreement (order-{table.attrs['r']} U-statistic)",
+    )
+    if label is not None:
+        ax.legend(loc="upper left")
+    return ax
+
+
+def calibration_dispersion_map(
+    hist, cpe, *, class_index: int | None = None, n_bins: int = N_BINS, plugin: bool = True,
+    debiased: bool = True, ax=None, min_labels: int = 2,
+):
+    """Per-bin calibration loss CL_b and dispersion loss DL_b against the predicted
+    probability (Mimori et al.'s CD diagram): ``EL = sum_b (CL_b + DL_b)``.
+
+    Summed over classes (class-wise bins) or for column ``class_index`` only; debiased
+    curves solid, plug-in dotted. Items with ``n_i < min_labels`` are left out (the
+    debiased DL needs 2 labels). CL_b large: the bin's mean label rate is off its mean
+    CPE; DL_b large: within the bin the CPEs do not track the items' label rates.
+    """
+    ax = _axes(ax)
+    table = calibration_table(hist, cpe, n_bins=n_bins, min_labels=min_labels)
+    if class_index is not None:
+        classes = table["class"].unique()
+        table = table[table["class"] == classes[class_index]]
+    per_bin = table.groupby("bin").agg(
+        lower=("lower", "first"), upper=("upper", "first"),
+        cl_plugin=("cl_plugin", "sum"), cl_debiased=("cl_debiased", "sum"),
+        dl_plugin=("dl_plugin", "sum"), dl_debiased=("dl_debiased", "sum"),
+    )
+    centre = (per_bin["lower"] + per_bin["upper"]) / 2
+    for kind, style, show in (("debiased", "-", debiased), ("plugin", ":", plugin)):
+        if not show:
+            continue
+        ax.plot(centre, per_bin[f"cl_{kind}"], ls=style, color="C1", marker=".", label=f"CL ({kind})")
+        ax.plot(centre, per_bin[f"dl_{kind}"], ls=style, color="C2", marker=".", label=f"DL ({kind})")
+    ax.axhline(0, color="0.6", lw=0.8)
+    ax.set(xlim=(0, 1), xlabel="predicted class probability (bin)", ylabel="loss contribution")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def sbc_ranks(result, bins: int = 20, axes=None):
+    """Rank histograms of a :class:`~plausible.inference.SBCResult`, one panel per variable,
+    with the 99 % band of bin counts expected under uniformity."""
+    names = list(result.ranks)
+    if axes is None:
+        _, axes = plt.subplots(1, len(names), figsize=(4 * len(names), 3), squeeze=False)
+        axes = axes[0]
+    for ax, name in zip(axes, names):
+        binned = result.binned(result.ranks[name], bins).ravel()
+        counts = np.bincount(binned, minlength=bins)
+        low, high = stats.binom(binned.size, 1 / bins).ppf([0.005, 0.995])
+        ax.axhspan(low, high, color="0.85")
+        ax.bar(np.arange(bins), counts, width=1.0, color="C0")
+        ax.set(title=f"SBC ranks: {name}", xlabel="rank bin", ylabel="count")
+    return axes
+
+
+def vote_check(check, axes=None):
+    """Histogram of each replicated statistic of a
+    :class:`~plausible.diagnostics.VotePredictiveCheck` with the observed value marked."""
+    if axes is None:
+        _, axes = plt.subplots(1, len(VOTE_STATISTICS), figsize=(4 * len(VOTE_STATISTICS), 3))
+    for ax, name in zip(axes, VOTE_STATISTICS):
+        ax.hist(check.replicated_statistics[name], bins=30, color="C0", alpha=0.7)
+        ax.axvline(check.observed_statistics[name], color="C3", lw=2, label="observed")
+        ax.set(title=f"{name} (p = {check.p_values[name]:.2f})", xlabel=name)
+    axes[0].legend()
+    return axes
+
+
+def annotation_check(check, name: str, ax=None, log: bool | None = None):
+    """Statistic ``name`` of an :class:`~plausible.diagnostics.AnnotationPredictiveCheck`:
+    observed values (red) over the replicated medians and intervals (blue bars); log scale
+    for the count statistics unless ``log`` says otherwise."""
+    table = check.summary(name)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(max(4, 0.28 * len(table) + 2), 3))
+    x = np.arange(len(table))
+    lo, hi = table.columns[2], table.columns[3]
+    ax.errorbar(x, table["median"], yerr=[table["median"] - table[lo], table[hi] - table["median"]],
+                fmt="o", color="C0", ms=3, capsize=2,
+                label=f"replicated ({100 * check.interval:g} %)")
+    ax.scatter(x, table["observed"], color="C3", marker="x", zorder=3, label="observed")
+    ax.set_xticks(x, [str(i) for i in table.index], rotation=90 if len(table) > 12 else 0)
+    if log if log is not None else name in ("pattern", "votes"):
+        ax.set_yscale("symlog", linthresh=1)
+    ax.set(title=name, ylabel=ANNOTATION_UNITS[name])
+    ax.legend(fontsize="small")
+    return ax
+
+
+def annotation_checks(check):
+    """:func:`annotation_check` of every statistic of ``check``, one panel each."""
+    names = check.names
+    fig, axes = plt.subplots(len(names), 1, figsize=(10, 3 * len(names)), squeeze=False)
+    for ax, name in zip(axes[:, 0], names):
+        annotation_check(check, name, ax=ax)
+    fig.tight_layout()
+    return axes[:, 0]
+
+
+def rank(trace, var_names, **kwargs):
+    """ArviZ's rank plot (``arviz_plots.plot_rank``) of ``var_names`` in ``trace``: per chain,
+    the histogram of the draws' ranks among all chains, flat when the chains mix. Returns
+    ArviZ's ``PlotCollection``; ``kwargs`` go to ``plot_rank``."""
+    return azp.plot_rank(trace, var_names=var_names, **kwargs)
+
+
+def labelers_tradeoff(pi1: float = 0.2, expert_errors=(0.02, 0.05, 0.1), eps_grid=None,
+                      ax=None):
+    """Curves of the number of labelers of error ``eps`` that match one expert (in mutual
+    information with the true class, prevalence ``pi1``), per expert error."""
+    eps_grid = np.linspace(0.05, 0.35, 31) if eps_grid is None else np.asarray(eps_grid)
+    ax = plt.subplots()[1] if ax is None else ax  # a new figure: never draw onto a stale one
+    for e in expert_errors:
+        counts = [labelers_to_match(pi1, x, e) if x > e else 1 for x in eps_grid]
+        ax.plot(eps_grid, counts, marker=".", label=f"expert error {e}")
+    ax.set_xlabel("labeler error eps")
+    ax.set_ylabel("labelers needed to match the expert")
+    ax.set_yscale("log")
+    ax.legend()
+    return ax

@@ -1,0 +1,55 @@
+"""The model registry: every aggregation model is listed with its format and reliability
+semantics, and every builder takes ``reliability=`` with the same meaning and errors."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from plausible import models
+from plausible.data import Labels, Rankings, Ratings, Votes
+
+DATA = {
+    "votes": Votes.from_counts([[2, 1, 0], [0, 3, 1], [1, 1, 1]]),
+    "rankings": Rankings.from_selectors([[[[0, 2], [1]], [[1]]], [[[3]], [[3], [0]]]], classes=5),
+    "labels": Labels.from_frame(pd.DataFrame({
+        "item": [0, 0, 0, 1, 1, 2, 2, 2, 3], "annotator": [0, 1, 2, 0, 2, 0, 1, 2, 1],
+        "label": [1, 1, 0, 0, 0, 1, 1, 1, 0]})),
+    "ratings": Ratings.from_frame(pd.DataFrame({
+        "item": [0, 0, 1, 1, 2, 2, 2], "annotator": [0, 1, 0, 1, 0, 1, 2],
+        "score": [1.0, 1.5, 3.0, 2.5, 0.5, 1.0, 0.0]})),
+}
+OPTIONS = {"normal-inverse-gamma": {"threshold": 1.5}}
+
+
+def test_available_lists_every_aggregation_model():
+    table = models.available()
+    assert set(table.index) == {"dirichlet", "prirn", "plackett-luce", "annotator-beta", "glad",
+                                "su-difficulty", "normal-inverse-gamma"}
+    assert set(table["data"]) == set(models.FORMATS)
+    assert set(table["reliability"]) == {"tempering", "repetitions"}
+    assert list(models.available("rankings").index) == ["prirn", "plackett-luce"]
+    with pytest.raises(ValueError, match="unknown model 'dawid'; available: dirichlet"):
+        models.get("dawid")
+    with pytest.raises(ValueError, match="data must be one of"):
+        models.available("images")
+
+
+@pytest.mark.filterwarnings("ignore:empirical Bayes")  # four items: the fit hits its bound
+@pytest.mark.parametrize("name", list(models.available().index))
+def test_every_builder_takes_reliability(name):
+    entry = models.entry(name)
+    data = DATA[entry.data]
+    for reliability in (1, 3):
+        model = entry.build(data, reliability=reliability, **OPTIONS.get(name, {}))
+        assert model["plausibility"].ndim == 2
+        assert model.named_vars_to_dims["plausibility"] == ("item", "class")
+    for bad in (0, -1.0, np.nan, np.inf, "high", True):
+        with pytest.raises(ValueError, match="reliability"):
+            entry.build(data, reliability=bad, **OPTIONS.get(name, {}))
+    fractional = lambda: entry.build(data, reliability=2.5, **OPTIONS.get(name, {}))  # noqa: E731
+    if entry.reliability == "repetitions":
+        with pytest.raises(ValueError, match="reliability must be a whole number >= 1 "
+                                             r"\(the Gibbs sampler repeats every reader"):
+            fractional()
+    else:
+        fractional()

@@ -1,0 +1,61 @@
+"""Every figure of :mod:`plausible.plots` draws from the result objects it is documented for."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+from plausible import plots
+from plausible.data import Labels, Votes
+from plausible.diagnostics import annotation_predictive_check, vote_predictive_check
+from plausible.inference import SBCResult
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    matplotlib.pyplot.close("all")
+
+
+def test_sbc_ranks_one_panel_per_variable():
+    ranks = {"a": np.arange(100).reshape(50, 2) % 11, "b": np.zeros((50, 3), dtype=int)}
+    axes = plots.sbc_ranks(SBCResult(ranks=ranks, n_draws=10), bins=5)
+    assert len(axes) == 2 and len(axes[0].containers[0]) == 5  # the bars
+
+
+def test_annotation_checks_one_panel_per_statistic():
+    item, annotator = np.divmod(np.arange(30 * 3), 3)
+    frame = pd.DataFrame({"item": item, "annotator": annotator,
+                          "label": np.random.default_rng(2).integers(0, 2, item.size)})
+    labels = Labels.from_frame(frame, classes=[0, 1])
+    rep = np.random.default_rng(3).integers(0, 2, (20, labels.n_annotations))
+    axes = plots.annotation_checks(annotation_predictive_check(labels, rep))
+    assert len(axes) == 4
+
+
+def test_vote_check_marks_the_observed_statistics():
+    counts = np.array([[3, 0, 1], [1, 1, 2], [0, 4, 0]])
+    votes = Votes.from_counts(counts)
+    plausibility = np.random.default_rng(0).dirichlet(np.ones(3), size=(1, 40, 3))
+    trace = xr.DataTree.from_dict({
+        "posterior": xr.Dataset({"plausibility": (("chain", "draw", "item", "class"), plausibility)},
+                                coords={"item": votes.items, "class": votes.classes}),
+        "observed_data": xr.Dataset({"votes": (("item", "class"), votes.counts)},
+                                    coords={"item": votes.items, "class": votes.classes}),
+    })
+    axes = plots.vote_check(vote_predictive_check(trace, draws=40, seed=0))
+    assert all(len(ax.lines) == 1 for ax in axes)
+
+
+def test_rank_plot_of_a_trace():
+    draws = np.random.default_rng(1).normal(size=(2, 50))
+    trace = xr.DataTree.from_dict({"posterior": xr.Dataset({"x": (("chain", "draw"), draws)})})
+    assert plots.rank(trace, ["x"]) is not None
+
+
+def test_labelers_tradeoff_one_curve_per_expert():
+    ax = plots.labelers_tradeoff(eps_grid=np.linspace(0.1, 0.3, 5))
+    assert len(ax.lines) == 3
