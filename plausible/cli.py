@@ -152,7 +152,7 @@ def _sharded(args, kind, annotations, reliability, alpha, tops, console):
     try:
         report = distributed.run_shards(
             annotations, store, shard_size=args.shard_size, draws=args.draws, chains=args.chains,
-            seed=args.seed, build_kwargs={"reliability": reliability, "alpha": alpha},
+            seed=args.seed, model_kwargs={"reliability": reliability, "alpha": alpha},
             client=client)
         streamed = distributed.stream_metrics(store, tops=tops, client=client)
     finally:

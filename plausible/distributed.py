@@ -1,14 +1,20 @@
 """Sharded sampling on Dask with posteriors in a Zarr store, and shard-wise metric reduction.
 
-Items are conditionally independent in the Dirichlet (and PrIRN, PL, NIG) models, so the
-items are cut into contiguous shards of ``shard_size`` items; shard ``s`` is sampled with the
-ordinary :func:`plausible.sample` on its own sub-model, seeded by the ``s``-th child of
-``np.random.SeedSequence(seed).spawn(n_shards)``.
+Items are conditionally independent given fixed hyper-parameters in every model the registry
+marks ``item_independent`` (Dirichlet, PrIRN, Plackett–Luce, Normal–Inverse-Gamma with fixed or
+empirical-Bayes hyper-parameters), so the items are cut into contiguous shards of
+``shard_size`` items (``data.subset``); shard ``s`` is sampled with the ordinary
+:func:`plausible.sample` on the model the registry builds for it, seeded by the ``s``-th child
+of ``np.random.SeedSequence(seed).spawn(n_shards)``. Options that depend on all items are
+fixed first, on all items (the registry's ``shard_options``: an empirical-Bayes prior is
+fitted once, not per shard), and the storage (dense or candidate form) is chosen once for
+the whole run, so every shard stores the same variables.
 
 Store layout (a directory ``store``)::
 
-    store/run.json                 config + seed of the run (checked on resume)
-    store/shard-00000.zarr         posterior of shard 0: ``plausibility (chain, draw, item, class)``
+    store/run.json                 the run: model, options, data hash, seed (checked on resume)
+    store/shard-00000.zarr         trace of shard 0: its plausibilities (posterior) and, in
+                                   candidate form, its candidate layout (constant_data)
     store/shard-00001.zarr         ...
     store/.tmp-shard-00001-<uuid>  a shard being written (never read, removed on resume)
 
@@ -20,7 +26,7 @@ store whose ``run.json`` differs from the requested run.
 Which equality holds
 --------------------
 * :func:`run_shards` with ``client=None`` (in-process, shards sequential) and with any Dask
-  client give **bit-identical** draws, because each shard's draws depend only on its votes
+  client give **bit-identical** draws, because each shard's draws depend only on its data
   and its seed; :func:`sample_shards_in_memory` gives the same draws without a store.
 * A sharded run is **not** bit-identical to one ``plausible.sample`` over all items (the RNG
   streams differ); it is equal in distribution, item by item (tested statistically).
@@ -29,7 +35,6 @@ Which equality holds
 from __future__ import annotations
 
 import gc
-import hashlib
 import json
 import os
 import resource
@@ -37,31 +42,39 @@ import shutil
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import xarray as xr
 
-from plausible.data.votes import Votes
 from plausible.inference.sampling import sample
 from plausible.metrics import annotation_certainty, ua_topk_accuracy
-from plausible.metrics.options import OPTIONS
-from plausible.models import dirichlet
+from plausible.metrics.chunks import chunk_steps
+from plausible.metrics.storage import (
+    CANDIDATE,
+    CANDIDATE_CLASS,
+    CANDIDATES,
+    CLASS,
+    ITEM,
+    N_POOLED,
+    NAME,
+    POOLED,
+    PADDING,
+    Layout,
+    storage_form,
+)
+from plausible.models.registry import entry
 
 RUN_FILE = "run.json"
-FORMAT = "plausible-shards/1"
-
-
-def build_dirichlet(votes, **kwargs):
-    """Default model builder: :func:`plausible.models.dirichlet.build`."""
-    return dirichlet.build(votes, **kwargs)
+FORMAT = "plausible-shards/2"
 
 
 def shard_bounds(n_items: int, shard_size: int) -> list[tuple[int, int]]:
     """``[(start, stop), ...]`` of contiguous item shards of at most ``shard_size`` items."""
-    if shard_size < 1:
-        raise ValueError(f"shard_size must be >= 1, got {shard_size}")
+    if isinstance(shard_size, bool) or not isinstance(shard_size, (int, np.integer)) or shard_size < 1:
+        raise ValueError(f"shard_size must be a whole number >= 1, got {shard_size!r}")
     return [(a, min(a + shard_size, n_items)) for a in range(0, n_items, shard_size)]
 
 
@@ -74,17 +87,27 @@ def _shard_name(index: int) -> str:
     return f"shard-{index:05d}.zarr"
 
 
-def _votes_digest(votes) -> str:
-    h = hashlib.sha256()
-    h.update(np.ascontiguousarray(votes.counts).tobytes())
-    h.update(repr(votes.counts.shape).encode())
-    h.update("\x00".join(map(str, votes.items)).encode())
-    h.update("\x00".join(map(str, votes.classes)).encode())
-    return h.hexdigest()
+def run_options(data, model: str, model_kwargs: dict | None) -> dict:
+    """The options every shard of ``model`` is built with: ``model_kwargs`` with the options
+    that depend on all items fixed on all items (``ValueError`` for a model or options whose
+    items are not conditionally independent)."""
+    spec = entry(model)
+    if not spec.item_independent:
+        raise ValueError(f"model {model!r} shares parameters across items (annotators): its items "
+                         "are not independent, so it cannot be sampled in shards")
+    options = dict(model_kwargs or {})
+    return spec.shard_options(data, **options) if spec.shard_options else options
 
 
-def _sub_votes(votes, start: int, stop: int):
-    return Votes.from_counts(votes.counts[start:stop], items=votes.items[start:stop], classes=votes.classes)
+def run_storage(data, model: str, storage: str) -> str:
+    """``storage`` of every shard: ``"auto"`` decided once, on all items (candidate form when
+    the model has one and it holds fewer values than the dense plausibilities)."""
+    if storage != "auto":
+        return storage
+    width = entry(model).candidate_width
+    if width is None:
+        return "dense"
+    return "candidate" if width(data) + 1 < data.n_classes else "dense"
 
 
 # PyMC toggles global pytensor flags while it builds a model (``change_flags(cxx="")`` in
@@ -95,29 +118,36 @@ def _sub_votes(votes, start: int, stop: int):
 _SAMPLE_LOCK = threading.Lock()
 
 
-def _sample_shard(votes, build, build_kwargs, draws, chains, seed, dtype):
-    """Plausibility draws of one shard: Dataset ``plausibility (chain, draw, item, class)``."""
+def _sample_shard(data, model: str, options: dict, storage: str, draws: int, tune, chains: int,
+                  seed, dtype) -> xr.DataTree:
+    """The plausibilities of one shard: a DataTree with the posterior's plausibility variables
+    (dense, or candidate form with its constant_data)."""
     with _SAMPLE_LOCK:
-        model = build(votes, **build_kwargs)
-        # only the plausibilities are recorded: PyMC would also keep the transformed value
-        # variables (e.g. the simplex coordinates), nearly doubling the shard's memory
-        trace = sample(model, draws=draws, chains=chains, seed=seed, progressbar=False,
-                       check_convergence=False, var_names=["plausibility"])
-    ds = trace["posterior"].to_dataset()[["plausibility"]]
-    if dtype is not None:
-        ds["plausibility"] = ds["plausibility"].astype(dtype)
-    # The DataTree is a reference cycle: without a collection here the shard's full-precision
-    # trace outlives the task, and a worker's memory grows with the shards it has run.
-    del trace, model
+        trace = sample(entry(model).build(data, **options), draws=draws, tune=tune, chains=chains,
+                       seed=seed, storage=storage, progressbar=False, check_convergence=False)
+    posterior = trace["posterior"].to_dataset()
+    if storage_form(trace) == "dense":
+        groups = {"posterior": posterior[[NAME]]}
+        if dtype is not None:
+            groups["posterior"][NAME] = groups["posterior"][NAME].astype(dtype)
+    else:
+        full = trace["constant_data"].to_dataset()
+        constant = full[[CANDIDATE_CLASS, N_POOLED]].assign_coords({CLASS: full[CLASS]})
+        groups = {"posterior": posterior[[CANDIDATES, POOLED]], "constant_data": constant}
+    result = xr.DataTree.from_dict({name: ds.load() for name, ds in groups.items()})
+    # The DataTree is a reference cycle: without a collection here the shard's full trace
+    # outlives the task, and a worker's memory grows with the shards it has run.
+    del trace
     gc.collect()
-    return ds
+    return result
 
 
 def _peak_rss_bytes() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
 
 
-def _write_shard(store: str, index: int, votes, build, build_kwargs, draws, chains, seed, dtype):
+def _write_shard(store: str, index: int, data, model, options, storage, draws, tune, chains, seed,
+                 dtype):
     """Sample shard ``index`` and write it to ``store/shard-NNNNN.zarr`` (tmp name, then rename).
 
     Returns ``{"shard", "seconds", "peak_rss", "pid"}``. Runs on a Dask worker or in-process.
@@ -126,15 +156,18 @@ def _write_shard(store: str, index: int, votes, build, build_kwargs, draws, chai
     final = Path(store) / _shard_name(index)
     if final.exists():  # completed meanwhile (e.g. a retry after a lost result)
         return {"shard": index, "seconds": 0.0, "peak_rss": _peak_rss_bytes(), "pid": os.getpid()}
-    ds = _sample_shard(votes, build, build_kwargs, draws, chains, seed, dtype)
+    tree = _sample_shard(data, model, options, storage, draws, tune, chains, seed, dtype)
+    posterior = tree["posterior"].to_dataset()
+    # Zarr chunks (1 chain, draw block, all shard items, ...), the draw block sized like the
+    # metrics' blocks (plausible.metrics.chunks.chunk_steps), so each block a metric streams
+    # reads whole Zarr chunks
+    n_chains, n_draws, n_items = (posterior.sizes[d] for d in ("chain", "draw", ITEM))
+    width = (posterior.sizes[CANDIDATE] + 1) if CANDIDATE in posterior.sizes else posterior.sizes["class"]
+    draw_block, _ = chunk_steps(Layout(("chain", "draw"), (n_chains, n_draws), n_items, 1), width)
+    encoding = {"/posterior": {name: {"chunks": (1, draw_block, *var.shape[2:])}
+                               for name, var in posterior.data_vars.items()}}
     tmp = Path(store) / f".tmp-{final.stem}-{uuid.uuid4().hex}"
-    # Zarr chunks (1 chain, draw block, all shard items, classes), the draw block sized like
-    # the metrics' chunks (plausible.metrics.chunks.chunk_steps), so each streamed metric
-    # chunk reads exactly one Zarr chunk, and no chunk exceeds ``chunk_elements`` values
-    _, n_draws, n_items, n_classes = ds["plausibility"].shape
-    draw_block = max(1, min(n_draws, OPTIONS["chunk_elements"] // max(1, n_items * n_classes)))
-    encoding = {"plausibility": {"chunks": (1, draw_block, n_items, n_classes)}}
-    ds.to_zarr(tmp, mode="w", encoding=encoding, consolidated=False, zarr_format=3)
+    tree.to_zarr(tmp, mode="w", encoding=encoding, consolidated=False, zarr_format=3)
     try:
         os.rename(tmp, final)  # the completion marker: atomic on one filesystem
     except OSError:
@@ -176,6 +209,8 @@ class ShardFailure(RuntimeError):
 
 
 def _check_or_write_config(store: Path, config: dict) -> None:
+    if store.exists() and not store.is_dir():
+        raise ValueError(f"store {store} is a file, not a directory; choose a new --store path")
     store.mkdir(parents=True, exist_ok=True)
     path = store / RUN_FILE
     if path.exists():
@@ -190,6 +225,9 @@ def _check_or_write_config(store: Path, config: dict) -> None:
     others = [p.name for p in store.iterdir() if p.name.startswith("shard-")]
     if others:
         raise ValueError(f"store {store} holds shards but no {RUN_FILE}; refusing to mix runs")
+    if any(store.iterdir()):
+        raise ValueError(f"store {store} is a directory that holds other files; choose a new "
+                         "--store path")
     tmp = store / f".{RUN_FILE}.{uuid.uuid4().hex}"
     tmp.write_text(json.dumps(config, indent=1, sort_keys=True))
     os.replace(tmp, path)
@@ -209,6 +247,8 @@ def connect(scheduler: str | None = None, workers: int = 2, threads_per_worker: 
             return Client(scheduler, timeout=timeout)
         except (OSError, TimeoutError, ValueError) as err:
             raise ValueError(f"cannot reach a Dask scheduler at {scheduler!r}: {err}") from err
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise ValueError(f"workers must be a whole number >= 1, got {workers!r}")
     cluster = LocalCluster(n_workers=workers, threads_per_worker=threads_per_worker,
                            processes=processes, memory_limit=memory_limit,
                            dashboard_address=":0")  # a free port: never clashes with another cluster
@@ -216,57 +256,65 @@ def connect(scheduler: str | None = None, workers: int = 2, threads_per_worker: 
 
 
 def run_shards(
-    votes,
+    data,
     store,
     *,
+    model: str = "dirichlet",
+    model_kwargs: dict | None = None,
+    storage: str = "auto",
     shard_size: int = 10_000,
     draws: int = 1000,
+    tune: int | None = None,
     chains: int = 4,
     seed: int = 0,
-    build=build_dirichlet,
-    build_kwargs: dict | None = None,
     dtype: str | None = None,
     client=None,
     retries: int = 2,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ShardReport:
-    """Sample ``votes`` shard by shard into the Zarr ``store``.
+    """Sample ``data`` shard by shard into the Zarr ``store``.
 
     Parameters
     ----------
-    votes : plausible.data.Votes
-        ``(item, class)`` counts; shards are contiguous item ranges of ``shard_size``.
+    data : Votes, Rankings or Ratings
+        The annotations; shards are contiguous item ranges of ``shard_size``
+        (``data.subset``).
     store : path
         Directory for ``run.json`` and one Zarr store per shard (see module docstring).
-    draws, chains, seed
+    model, model_kwargs
+        A model of the registry (:func:`plausible.models.available`) whose items are
+        independent, and its builder's options (e.g. ``{"reliability": 20}``).
+    storage : {"auto", "dense", "candidate"}
+        As in :func:`plausible.sample`, decided once for the whole run.
+    draws, tune, chains, seed
         As in :func:`plausible.sample`; shard ``s`` is sampled with ``shard_seeds(seed)[s]``.
-    build, build_kwargs
-        Module-level (picklable) ``build(votes, **build_kwargs) -> pm.Model``.
     dtype
-        Store the draws as this dtype (e.g. ``"float32"`` halves the store); ``None`` keeps
-        the sampled float64.
+        Store dense draws as this dtype (e.g. ``"float32"`` halves the store); ``None`` keeps
+        the sampled float64. Candidate form is float32 already.
     client
         A ``dask.distributed.Client`` (see :func:`connect`); ``None`` runs the shards
         sequentially in this process with identical results.
     retries
         Failed shards are resubmitted up to ``retries`` times; each failed attempt is in
         ``report.retried``. Shards failing every attempt raise :class:`ShardFailure`.
+    progress
+        Called as ``progress(done, total)`` after every shard (skipped shards count as done).
 
     Returns
     -------
     ShardReport
     """
     start = time.perf_counter()
-    build_kwargs = dict(build_kwargs or {})
     store = Path(store)
-    bounds = shard_bounds(votes.n_items, shard_size)
+    options = run_options(data, model, model_kwargs)
+    storage = run_storage(data, model, storage)
+    bounds = shard_bounds(data.n_items, shard_size)
     seeds = shard_seeds(seed, len(bounds))
     config = {
-        "format": FORMAT, "n_items": int(votes.n_items), "n_classes": int(votes.n_classes),
-        "votes_sha256": _votes_digest(votes), "shard_size": int(shard_size),
-        "n_shards": len(bounds), "draws": int(draws), "chains": int(chains), "seed": seed,
-        "build": f"{build.__module__}.{build.__qualname__}",
-        "build_kwargs": {k: build_kwargs[k] for k in sorted(build_kwargs)},
-        "dtype": dtype,
+        "format": FORMAT, "model": model, "options": options, "storage": storage,
+        "n_items": int(data.n_items), "data_sha256": data.content_hash,
+        "shard_size": int(shard_size), "n_shards": len(bounds), "draws": int(draws),
+        "tune": tune, "chains": int(chains), "seed": seed, "dtype": dtype,
     }
     _check_or_write_config(store, json.loads(json.dumps(config)))
     for stale in store.glob(".tmp-shard-*"):  # partial writes of a crashed run
@@ -274,20 +322,23 @@ def run_shards(
 
     report = ShardReport(n_shards=len(bounds))
     todo = []
-    for index, (a, b) in enumerate(bounds):
-        if (store / _shard_name(index)).exists():
-            report.skipped.append(index)
-        else:
-            todo.append(index)
+    for index in range(len(bounds)):
+        (report.skipped if (store / _shard_name(index)).exists() else todo).append(index)
 
     def args(index):
         a, b = bounds[index]
-        return (str(store), index, _sub_votes(votes, a, b), build, build_kwargs, draws, chains,
-                seeds[index], dtype)
+        return (str(store), index, data.subset(slice(a, b)), model, options, storage, draws,
+                tune, chains, seeds[index], dtype)
 
+    def done():
+        if progress is not None:
+            progress(len(report.skipped) + len(report.completed) + len(report.failed),
+                     report.n_shards)
+
+    done()
     if client is None:
         for index in todo:
-            for attempt in range(retries + 1):
+            for _ in range(retries + 1):
                 try:
                     report.stats[index] = _write_shard(*args(index))
                     report.completed.append(index)
@@ -296,6 +347,7 @@ def run_shards(
                     report.retried.setdefault(index, []).append(repr(err))
             else:
                 report.failed[index] = report.retried[index][-1]
+            done()
     else:
         from distributed import as_completed
 
@@ -312,6 +364,7 @@ def run_shards(
             try:
                 report.stats[index] = fut.result()
                 report.completed.append(index)
+                done()
             except Exception as err:  # noqa: BLE001 - reported, retried
                 report.retried.setdefault(index, []).append(repr(err))
                 if attempts[index] <= retries:
@@ -322,6 +375,7 @@ def run_shards(
                     pending.add(new)
                 else:
                     report.failed[index] = repr(err)
+                    done()
     report.completed.sort()
     for index in list(report.retried):
         if index in report.failed:
@@ -332,68 +386,84 @@ def run_shards(
     return report
 
 
-def open_trace(store) -> xr.DataTree:
-    """The lazily loaded trace of a complete store: a DataTree whose ``posterior`` holds a
-    dask-backed ``plausibility (chain, draw, item, class)``, dask chunks = the Zarr chunks
-    (one chain x a block of draws x one shard's items x classes).
-
-    Raises ``ValueError`` when the store has no ``run.json`` or shards are missing.
-    """
+def _config(store) -> dict:
     store = Path(store)
     if not (store / RUN_FILE).exists():
         raise ValueError(f"{store} is not a shard store (no {RUN_FILE})")
-    config = json.loads((store / RUN_FILE).read_text())
-    missing = [s for s in range(config["n_shards"]) if not (store / _shard_name(s)).exists()]
-    if missing:
-        raise ValueError(f"store {store} is incomplete: shards {missing[:10]} missing; re-run to resume")
-    parts = [xr.open_zarr(store / _shard_name(s), chunks={}, consolidated=False)
-             for s in range(config["n_shards"])]
-    posterior = xr.concat(parts, dim="item", data_vars="all", coords="different", compat="equals",
-                          join="exact") if len(parts) > 1 else parts[0]
-    posterior.attrs.update({"shard_store": str(store), "seed": config["seed"]})
-    return xr.DataTree.from_dict({"posterior": posterior})
-
-
-def _open_shard_posterior(store, index: int) -> xr.Dataset:
-    path = Path(store) / _shard_name(index)
-    if not path.exists():
-        raise ValueError(f"shard {index} of {store} is not complete")
-    return xr.open_zarr(path, chunks={}, consolidated=False)
+    return json.loads((store / RUN_FILE).read_text())
 
 
 def open_shard(store, index: int) -> xr.DataTree:
-    """The lazy trace of one complete shard (same layout as :func:`open_trace`)."""
-    return xr.DataTree.from_dict({"posterior": _open_shard_posterior(store, index)})
+    """The lazy trace of one complete shard (dask arrays over its Zarr chunks)."""
+    path = Path(store) / _shard_name(index)
+    if not path.exists():
+        raise ValueError(f"shard {index} of {store} is not complete")
+    return xr.open_datatree(path, engine="zarr", chunks={}, consolidated=False)
 
 
-def sample_shards_in_memory(votes, *, shard_size=10_000, draws=1000, chains=4, seed=0,
-                            build=build_dirichlet, build_kwargs=None, dtype=None) -> xr.DataTree:
+def _concat(parts: list[xr.DataTree], storage: str) -> xr.DataTree:
+    """One trace from shard traces, concatenated along ``item`` (candidate slots padded to the
+    widest shard)."""
+    posteriors = [p["posterior"].to_dataset() for p in parts]
+    if storage == "dense":
+        posterior = xr.concat(posteriors, dim=ITEM, join="exact") if len(parts) > 1 else posteriors[0]
+        return xr.DataTree.from_dict({"posterior": posterior})
+    constants = [p["constant_data"].to_dataset() for p in parts]
+    posterior = xr.concat(posteriors, dim=ITEM, join="outer", fill_value={CANDIDATES: 0.0}) \
+        if len(parts) > 1 else posteriors[0]
+    constant = xr.concat(constants, dim=ITEM, join="outer", fill_value={CANDIDATE_CLASS: PADDING},
+                         data_vars="all", coords="different", compat="equals") \
+        if len(parts) > 1 else constants[0]
+    return xr.DataTree.from_dict({"posterior": posterior, "constant_data": constant})
+
+
+def open_trace(store) -> xr.DataTree:
+    """The lazily loaded trace of a complete store: a DataTree whose ``posterior`` holds the
+    dask-backed plausibilities of every item (dense, or candidate form with its
+    ``constant_data``), dask chunks = the Zarr chunks.
+
+    Raises ``ValueError`` when the store has no ``run.json`` or shards are missing.
+    """
+    config = _config(store)
+    missing = [s for s in range(config["n_shards"]) if not (Path(store) / _shard_name(s)).exists()]
+    if missing:
+        raise ValueError(f"store {store} is incomplete: shards {missing[:10]} missing; re-run to resume")
+    trace = _concat([open_shard(store, s) for s in range(config["n_shards"])], config["storage"])
+    trace["posterior"].attrs.update({"shard_store": str(store), "seed": config["seed"]})
+    return trace
+
+
+def sample_shards_in_memory(data, *, model="dirichlet", model_kwargs=None, storage="auto",
+                            shard_size=10_000, draws=1000, tune=None, chains=4, seed=0,
+                            dtype=None) -> xr.DataTree:
     """The single-process reference: the same shards and seeds as :func:`run_shards`,
     sampled here and concatenated in memory (no store, no Dask)."""
-    bounds = shard_bounds(votes.n_items, shard_size)
+    options = run_options(data, model, model_kwargs)
+    storage = run_storage(data, model, storage)
+    bounds = shard_bounds(data.n_items, shard_size)
     seeds = shard_seeds(seed, len(bounds))
-    parts = [_sample_shard(_sub_votes(votes, a, b), build, dict(build_kwargs or {}), draws, chains,
-                           s, dtype) for (a, b), s in zip(bounds, seeds)]
-    return xr.DataTree.from_dict({"posterior": xr.concat(parts, dim="item")})
+    return _concat([_sample_shard(data.subset(slice(a, b)), model, options, storage, draws, tune,
+                                  chains, s, dtype) for (a, b), s in zip(bounds, seeds)], storage)
 
 
 def _shard_summary(store: str, index: int, scores, ks, tops):
     """Per-shard reduction: certainty per item and UA top-k hits summed over items per sample.
 
     The shard is read from Zarr once and held in memory while its metrics run (no more than
-    sampling it took: the draws are stored as float32 or float64); reading it lazily would
-    decompress it again for every metric. It is held as a plain Dataset, not a DataTree: a
-    DataTree is a reference cycle, which would keep each loaded shard alive until the next
-    garbage collection, so a worker would pile up shards."""
-    plausibility = _open_shard_posterior(store, index).load()["plausibility"]
+    sampling it took); reading it lazily would decompress it again for every metric. The
+    DataTree is dropped right after (a reference cycle: without a collection each loaded shard
+    would stay alive until the next garbage collection, and a worker would pile them up)."""
+    trace = open_shard(store, index).load()
     out = {"shard": index}
     for top in tops:
-        out[f"certainty_top{top}"] = annotation_certainty(plausibility, top=top).values
+        out[f"certainty_top{top}"] = annotation_certainty(trace, top=top).values
     if scores is not None:
         for k in ks:
-            acc = ua_topk_accuracy(plausibility, scores, k=k)
-            out[f"ua_top{k}_sum"] = acc.sum("item").values  # (chain, draw)
-            out["n_items"] = acc.sizes["item"]
+            acc = ua_topk_accuracy(trace, scores, k=k)
+            out[f"ua_top{k}_sum"] = acc.sum(ITEM).values  # (chain, draw)
+            out["n_items"] = acc.sizes[ITEM]
+    del trace
+    gc.collect()
     out["peak_rss"] = _peak_rss_bytes()
     return out
 
@@ -409,8 +479,7 @@ def stream_metrics(store, *, scores=None, ks=(1,), tops=(1,), client=None) -> di
     Returns ``{"certainty_top{j}": (item,) array, "ua_top{k}": (chain, draw) mean over items,
     "peak_rss": {shard: bytes}}``; equal to the metrics on the in-memory trace.
     """
-    store = Path(store)
-    config = json.loads((store / RUN_FILE).read_text())
+    config = _config(store)
     bounds = shard_bounds(config["n_items"], config["shard_size"])
     scores = None if scores is None else np.asarray(scores)
 

@@ -12,7 +12,7 @@ from scipy.special import expit
 import plausible as pl
 from plausible.data.labels import Labels
 from plausible.diagnostics.estimators import ess_bulk
-from plausible.inference.conjugacy import declared_gibbs
+from plausible.inference.declarations import declared_gibbs
 from plausible.models import annotator_beta as ab
 
 

@@ -56,7 +56,7 @@ def test_sbc_ranks_of_the_dirichlet_gibbs_sampler_are_uniform():
         simulate_votes, var_names=["plausibility"], n_simulations=3, draws=500, chains=2,
         thin=5, seed=0,
     )
-    assert result.ranks["plausibility"].shape == (3, 300 * 3)
+    assert result.ranks["plausibility"].shape == (3 * 300 * 3,)
     assert result.n_draws == 200
     assert result.p_values()["plausibility"] > 1e-3
 

@@ -15,7 +15,7 @@ from scipy.special import expit, logsumexp, softmax
 
 from plausible.data.glad_simulation import simulate_glad
 from plausible.data.labels import Labels
-from plausible.inference.conjugacy import declared_gibbs
+from plausible.inference.declarations import declared_gibbs
 from plausible.inference.difficulty_gibbs import ClassGibbs
 from plausible.inference.difficulty_slice import LabelGroups
 from plausible.models import glad, su_difficulty

@@ -10,7 +10,7 @@ from scipy.special import log_expit
 
 from plausible.data.glad_simulation import simulate_glad
 from plausible.inference import difficulty_slice as ds
-from plausible.inference.conjugacy import declared_gibbs
+from plausible.inference.declarations import declared_gibbs
 from plausible.maths.logspace import exp_nonpositive, sum_log1p_exp
 from plausible.models import glad, su_difficulty
 from plausible.maths.fallibility import error_rate

@@ -13,6 +13,7 @@ import xarray as xr
 from scipy import stats
 
 from plausible.inference import sample
+from plausible.metrics import as_plausibility
 from plausible.maths.logspace import log_gamma_draws
 from plausible.inference.sampling import dispersed_initvals
 from plausible.models import dirichlet
@@ -85,10 +86,10 @@ def test_log_gamma_draws_follow_the_log_gamma_distribution(shape):
 
 
 def test_tiny_alpha_never_produces_invalid_points():
-    votes = make_votes(n_items=30, n_classes=20, n_votes=3)
+    votes = make_votes(n_items=30, n_classes=20, n_votes=3)  # sparse: candidate form
     model = dirichlet.build(votes, reliability=1.0, alpha=0.001)
     trace = sample(model, draws=300, chains=2, seed=0, progressbar=False, check_convergence=False)
-    plaus = trace.posterior["plausibility"].values
+    plaus = as_plausibility(trace).values
     assert np.all(np.isfinite(plaus)) and np.all(plaus >= 0)
 
 

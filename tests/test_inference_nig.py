@@ -17,7 +17,7 @@ from scipy import stats
 import plausible as pl
 from plausible.data import Ratings
 from plausible.data.ratings_simulators import simulate_nig
-from plausible.inference.conjugacy import declared_gibbs
+from plausible.inference.declarations import declared_gibbs
 from plausible.inference.nig_gibbs import draw_nig
 from plausible.models import ratings as nig
 

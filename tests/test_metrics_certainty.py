@@ -107,15 +107,17 @@ def _brute_force_ac(draws: np.ndarray, top: int) -> np.ndarray:
     return np.array(result)
 
 
-@pytest.mark.parametrize("path", ["dense", "keyed", "rows"])
+@pytest.mark.parametrize("path", ["dense", "held", "keyed", "rows"])
 def test_annotation_certainty_counting_paths_match_brute_force(path, monkeypatch):
     rng = np.random.default_rng(1)
     draws = rng.integers(0, 4, size=(2, 9, 6, 5)).astype(float)  # many ties
     p = xr.DataArray(draws, dims=("chain", "draw", "item", "class"))
     if path == "rows":
         monkeypatch.setattr(certainty_module, "MAX_SET_KEY", 0)
+    if path in ("keyed", "rows"):
+        monkeypatch.setattr(certainty_module, "MAX_HELD_CODES", 0)
     monkeypatch.setattr(certainty_module, "SET_MERGE_ROWS", 3)  # merge after (almost) every chunk
-    chunk = {"dense": 2**24, "keyed": 5, "rows": 5}[path]
+    chunk = {"dense": 2**24, "held": 5, "keyed": 5, "rows": 5}[path]
     with set_options(chunk_elements=chunk):
         for top in (2, 3, 4):
             np.testing.assert_allclose(annotation_certainty(p, top=top).values, _brute_force_ac(draws, top))

@@ -5,7 +5,7 @@ import pytest
 import xarray as xr
 
 import plausible.metrics as pm
-from plausible.metrics.chunks import chunk_steps, iter_chunks
+from plausible.metrics.chunks import chunk_steps, iter_blocks, read
 from plausible.metrics.storage import layout
 
 
@@ -66,20 +66,21 @@ def test_other_layouts_give_identical_results():
     )
 
 
-def test_chunks_cover_everything_once_within_budget():
+def test_blocks_cover_everything_once_within_budget():
     p = _draws(shape=(3, 4, 11, 6))
     with pm.set_options(chunk_elements=40):
         lay = layout(p)
         seen = np.zeros((lay.n_samples, lay.n_items), dtype=int)
-        for chunk in iter_chunks(p):
-            assert chunk.values.size <= 40
-            assert np.shares_memory(chunk.values, p.values)  # views, never copies
-            seen[chunk.samples, chunk.items] += 1
+        for block in iter_blocks(lay, lay.n_classes):
+            values = read(p, block)
+            assert values.size <= 40
+            assert np.shares_memory(values, p.values)  # views, never copies
+            seen[block.samples, block.items] += 1
             np.testing.assert_array_equal(
-                chunk.values, p.values.reshape(-1, 11, 6)[chunk.samples, chunk.items]
+                values, p.values.reshape(-1, 11, 6)[block.samples, block.items]
             )
         assert (seen == 1).all()
-        assert chunk_steps(lay) == (1, 6)
+        assert chunk_steps(lay, lay.n_classes) == (1, 6)
 
 
 def test_no_sample_dims():

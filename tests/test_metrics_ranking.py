@@ -5,7 +5,7 @@ import pytest
 import xarray as xr
 
 from plausible.metrics import top_classes
-from plausible.metrics.ranking import ARGMAX_SCAN_MAX_CLASSES, index_dtype, select_top, select_top1
+from plausible.metrics.selection import ARGMAX_SCAN_MAX_CLASSES, index_dtype, select_top, select_top1
 
 
 def test_top_classes_by_hand():

@@ -1,4 +1,5 @@
-"""Candidate-space PL traces: the tight-loop sampler and the metrics adapter."""
+"""Candidate-space PL traces from the tight-loop sampler (the metrics on them:
+tests/test_metrics_candidates.py)."""
 
 import numpy as np
 import pytest
@@ -8,7 +9,6 @@ import plausible.metrics as metrics
 from plausible.data.rankings import Rankings
 from plausible.diagnostics.estimators import ess_bulk
 from plausible.inference.plackett_luce_sampler import sample_candidates
-from plausible.metrics import candidates
 from plausible.models import plackett_luce
 
 SELECTORS = [
@@ -29,7 +29,7 @@ def test_shapes_and_normalisation(trace):
     assert post["plausibility_candidates"].dims == ("chain", "draw", "item", "candidate")
     total = post["plausibility_candidates"].sum("candidate") + post["pooled_mass"]
     np.testing.assert_allclose(total.values, 1.0, rtol=1e-5)
-    dense = candidates.to_dense(trace)
+    dense = metrics.to_dense(trace)
     np.testing.assert_allclose(dense.sum("class").values, 1.0, rtol=1e-5)
 
 
@@ -69,30 +69,17 @@ def test_cores_validated():
         sample_candidates(rankings, draws=2, tune=0, chains=2, seed=1, cores=0)
 
 
-@pytest.mark.parametrize("k", [1, 3, 7])
-def test_top_classes_match_dense_metrics(trace, k):
-    got = candidates.top_classes(trace, k)
-    expected = metrics.top_classes(candidates.to_dense(trace), k)
-    np.testing.assert_array_equal(got.values, expected.values)
-
-
-def test_label_certainty_matches_dense_metrics(trace):
-    got = candidates.label_certainty(trace)
-    expected = metrics.label_certainty(candidates.to_dense(trace))
-    np.testing.assert_allclose(got.values, expected.values)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("metropolis_rounds", [0, 1])
 def test_candidate_sampler_matches_pymc_gibbs(metropolis_rounds):
     rankings = Rankings.from_selectors(SELECTORS, classes=7)
-    fast = candidates.to_dense(
+    fast = metrics.to_dense(
         sample_candidates(rankings, reliability=2, draws=2000, tune=100, chains=2, seed=1,
                           shape=1.0, metropolis_rounds=metropolis_rounds)
     ).values
     dense = plausible.sample(
         plackett_luce.build(rankings, reliability=2, shape=1.0), draws=2000, chains=2,
-        seed=2, progressbar=False,
+        seed=2, progressbar=False, storage="dense",  # PyMC's loop with the Gibbs step
     ).posterior["plausibility"].values
     # pooled classes are spread equally in `fast`: compare per-class means (exchangeable)
     se = np.sqrt(fast.std(axis=(0, 1)) ** 2 / ess_bulk(fast)

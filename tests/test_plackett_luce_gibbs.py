@@ -50,7 +50,7 @@ def test_gibbs_agrees_with_nuts(gamma):
     rankings = Rankings.from_selectors(SELECTORS, classes=7)
     gibbs = plausible.sample(
         plackett_luce.build(rankings, reliability=gamma, shape=1.0),
-        draws=2000, chains=2, seed=11, progressbar=False,
+        draws=2000, chains=2, seed=11, progressbar=False, storage="dense",  # PyMC + Gibbs step
     )
     nuts = plausible.sample(
         plackett_luce.build(rankings, reliability=float(gamma), gibbs=False, shape=1.0),

@@ -6,7 +6,7 @@ import pytest
 from plausible.data.rankings import Rankings
 from plausible.diagnostics.ranking_predictive import _statistics, ranking_predictive_check
 from plausible.inference.plackett_luce_sampler import sample_candidates
-from plausible.metrics import candidates
+from plausible.metrics import to_dense
 
 
 def test_statistics_by_hand():
@@ -59,7 +59,7 @@ def test_dense_and_candidate_traces_agree(simulated):
     import xarray as xr
 
     dense = xr.DataTree.from_dict({"posterior": xr.Dataset(
-        {"plausibility": candidates.to_dense(trace)})})
+        {"plausibility": to_dense(trace)})})
     a = ranking_predictive_check(trace, rankings, draws=50, seed=2)
     b = ranking_predictive_check(dense, rankings, draws=50, seed=2)
     np.testing.assert_allclose(a.replicated_statistics.values, b.replicated_statistics.values)

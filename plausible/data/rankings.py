@@ -177,6 +177,11 @@ class Rankings:
         out[self.item, self.reader, self.label] = self.block
         return out
 
+    def n_named(self) -> np.ndarray:
+        """int64 ``(item,)``: the number of distinct classes each item's readers name."""
+        named = np.unique(self.item * self.n_classes + self.label) // max(self.n_classes, 1)
+        return np.bincount(named, minlength=self.n_items)
+
     def subset(self, items) -> Rankings:
         """The rankings of the selected items (a slice, boolean mask or item positions), in
         their order; all classes kept."""

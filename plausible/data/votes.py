@@ -45,6 +45,10 @@ class Votes:
     def n_classes(self) -> int:
         return self.counts.shape[1]
 
+    def n_named(self) -> np.ndarray:
+        """int64 ``(item,)``: the number of classes each item has a vote for."""
+        return (self.counts > 0).sum(axis=1)
+
     def subset(self, items) -> Votes:
         """The votes of the selected items (a slice, boolean mask or item positions), all
         classes kept."""

@@ -18,7 +18,7 @@ replicated data alike:
 
 Posterior predictive mid p-values ``P(T_rep > T_obs) + P(T_rep = T_obs) / 2``; per item the
 same for the item's pair agreement. Works on a dense trace (``posterior.plausibility``) or
-on a candidate trace (:mod:`plausible.metrics.candidates`), item chunk by item chunk, so
+on a candidate trace (:mod:`plausible.metrics.storage`), item chunk by item chunk, so
 ``(draws, items, K)`` is never held whole.
 """
 
@@ -31,7 +31,7 @@ import pandas as pd
 import xarray as xr
 
 from plausible.diagnostics.vote_predictive import mid_p_value
-from plausible.metrics.candidates import to_dense
+from plausible.metrics.storage import to_dense
 
 STATISTICS = ("pair_top_agreement", "first_block_has_irn_top1", "mean_distinct_first_choices")
 

@@ -19,6 +19,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from plausible.metrics.plausibility import as_plausibility
+
 STATISTICS = ("mean_top_share", "unanimous_fraction", "mean_distinct_classes")
 
 
@@ -70,11 +72,11 @@ def vote_predictive_check(trace, *, draws: int = 500, seed: int | None = None) -
     """Replicate the votes from ``draws`` posterior draws (evenly thinned) of a vote-model trace.
 
     ``trace`` is the ``xarray.DataTree`` of :func:`plausible.sample` on
-    :func:`plausible.models.dirichlet.build`; it must hold ``posterior.plausibility``
-    and ``observed_data.votes``.
+    :func:`plausible.models.dirichlet.build`, in either storage; it must hold
+    ``observed_data.votes``. Only the thinned draws are densified.
     """
     observed = trace.observed_data["votes"]
-    plausibility = trace.posterior["plausibility"].stack(sample=("chain", "draw"))
+    plausibility = as_plausibility(trace).stack(sample=("chain", "draw"))
     plausibility = plausibility.transpose("sample", "item", "class")
     step = max(1, plausibility.sizes["sample"] // draws)
     plausibility = plausibility.isel(sample=slice(None, None, step)).isel(sample=slice(draws))

@@ -2,7 +2,7 @@
 sampler, the :func:`sample` entry point and simulation-based calibration of a sampler."""
 
 from plausible.inference.annotator_beta_gibbs import AnnotatorBetaGibbs
-from plausible.inference.conjugacy import declare_gibbs, declared_gibbs
+from plausible.inference.declarations import declare_gibbs, declared_gibbs
 from plausible.inference.difficulty_gibbs import ClassGibbs
 from plausible.inference.difficulty_slice import DifficultySlice
 from plausible.inference.dirichlet_gibbs import DirichletGibbs

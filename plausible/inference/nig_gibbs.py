@@ -11,7 +11,9 @@ as pytensor expressions of the model's other variables; the step compiles one fu
 the point in ``__init__`` (random variables replaced by their value variables through their
 transforms, e.g. ``kappa0 = exp(kappa0_log__)``) and evaluates it at every step, so hyper-
 parameters that NUTS moves are read at their *current* values. With fixed hyper-parameters
-the function is a constant and every draw is an exact, independent posterior draw.
+the function is a constant and every draw is an exact, independent posterior draw: the step is
+then ``independent`` and draws whole batches (:meth:`NIGGibbs.draw_values`) for
+:func:`plausible.sample`'s exact route.
 
 Draws are made on the log scale, ``log sigma2 = log beta_n - log G`` with
 ``G ~ Gamma(alpha_n)`` (finite for tiny shapes, :func:`plausible.maths.logspace.log_gamma_draws`), and written
@@ -79,11 +81,15 @@ class NIGGibbs(BlockedStep):
         if len(posterior) != 4:
             raise ValueError("posterior must be (kappa_n, mu_n, alpha_n, beta_n)")
         outs = model.replace_rvs_by_values([pt.as_tensor_variable(p) for p in posterior])
-        if {mu_value, sigma2_value} & set(ancestors(outs)):
+        depends_on = set(ancestors(outs)) & set(model.value_vars)
+        if {mu_value, sigma2_value} & depends_on:
             raise ValueError("the NIG posterior parameters must not depend on mu or sigma2 themselves")
         self._posterior = model.compile_fn(
             outs, inputs=model.value_vars, on_unused_input="ignore", point_fn=True
         )
+        self.independent = not depends_on
+        self.fixed_posterior = self._posterior(model.initial_point()) if self.independent else None
+        self.rv_names = (mu_rv.name, sigma2_rv.name)
         self.n_items = model.initial_point()[mu_value.name].shape
         self.log_sigma2 = transform is not None
         self.vars = [mu_value, sigma2_value]
@@ -96,3 +102,12 @@ class NIGGibbs(BlockedStep):
         new_point[self.vars[0].name] = mu
         new_point[self.vars[1].name] = log_sigma2 if self.log_sigma2 else np.exp(log_sigma2)
         return new_point, [{}]
+
+    def draw_values(self, rng: np.random.Generator, n_draws: int) -> dict[str, np.ndarray]:
+        """``n_draws`` independent exact draws ``{mu: (draw, item), sigma2: (draw, item)}``;
+        only for an ``independent`` step (fixed hyper-parameters)."""
+        if not self.independent:
+            raise ValueError("the NIG posterior depends on sampled variables: draws are not independent")
+        kappa_n, mu_n, alpha_n, beta_n = self.fixed_posterior
+        mu, sigma2 = draw_nig(rng, kappa_n, mu_n, alpha_n, beta_n, (n_draws, *self.n_items))
+        return dict(zip(self.rv_names, (mu, sigma2)))

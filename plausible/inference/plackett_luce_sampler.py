@@ -18,8 +18,8 @@ Storage (dims ``chain, draw, item, candidate``):
   ``constant_data/n_pooled`` ``(item,)``.
 
 Memory: ``chains * draws * items * (C + 1)`` values instead of ``... * K``. Every metric of
-:mod:`plausible.metrics` accepts this trace directly (densified chunk by chunk through
-:func:`plausible.metrics.candidates.lazy_dense`).
+:mod:`plausible.metrics` reads this trace directly (the storage contract of
+:mod:`plausible.metrics.storage`).
 
 The independence proposals are fitted per item and chain during warm-up only
 (:func:`fit_proposals`, windows :data:`FIT_WINDOWS`) and frozen for the kept draws, so the
@@ -40,6 +40,7 @@ from plausible.data.rankings import Rankings
 from plausible.data.validation import positive_integer
 from plausible.inference import plackett_luce_kernel as kernel
 from plausible.maths.plackett_luce import layout
+from plausible.metrics.storage import candidate_groups
 
 
 FIT_WINDOWS = ((0.1, 0.2), (0.2, 0.4), (0.4, 0.9))
@@ -212,23 +213,13 @@ def sample_candidates(rankings: Rankings, *, reliability: int = 1, draws: int = 
                 for future in futures:
                     future.cancel()
                 raise
-    coords = {"chain": np.arange(chains), "draw": np.arange(draws), "item": rankings.items,
-              "candidate": np.arange(width)}
-    posterior = xr.Dataset(
-        {"plausibility_candidates": (("chain", "draw", "item", "candidate"), cand_out),
-         "pooled_mass": (("chain", "draw", "item"), pool_out)},
-        coords=coords,
-        attrs={"reliability": reliability, "shape": shape, "rate": rate, "tune": tune, "thin": thin,
-               "metropolis_rounds": metropolis_rounds, "proposal_df": PROPOSAL_DF,
-               "proposal_scale": PROPOSAL_SCALE,
-               "sampler": "plausible.inference.plackett_luce_sampler"},
-    )
-    constant = xr.Dataset(
-        {"candidate_class": (("item", "candidate"), lay.candidate_class[:n_items]),
-         "n_pooled": (("item",), lay.n_pooled[:n_items])},
-        coords={"item": rankings.items, "candidate": np.arange(width),
-                "class": rankings.classes},
-    )
+    posterior, constant = candidate_groups(
+        cand_out, pool_out, lay.candidate_class[:n_items], lay.n_pooled[:n_items],
+        items=rankings.items, classes=rankings.classes)
+    posterior.attrs.update(
+        {"reliability": reliability, "shape": shape, "rate": rate, "tune": tune, "thin": thin,
+         "metropolis_rounds": metropolis_rounds, "proposal_df": PROPOSAL_DF,
+         "proposal_scale": PROPOSAL_SCALE, "sampler": "plausible.inference.plackett_luce_sampler"})
     sample_stats = xr.Dataset(
         {"independence_acceptance": (("chain", "item"), accept_out)},
         coords={"chain": np.arange(chains), "item": rankings.items},

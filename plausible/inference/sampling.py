@@ -1,21 +1,46 @@
-"""``plausible.sample``: PyMC sampling with the model's declared Gibbs steps.
+"""``plausible.sample``: the route that fits the model, the storage that fits the memory.
 
-Exact conjugate steps declared by the model builder (:mod:`plausible.inference.conjugacy`)
-are assigned to their variables; PyMC assigns NUTS (or slice, ...) to every other free
-variable, all inside one ``pm.sample`` run. Chains start from points dispersed around the
-model's initial point in the unconstrained space (R-hat needs dispersed starts; PyMC starts
-chains with custom steps all at the same point). The result is an ``xarray.DataTree``
-(ArviZ 1.x) checked by :func:`plausible.diagnostics.convergence_report`.
+Three routes, chosen from what the model builder declared
+(:mod:`plausible.inference.declarations`):
+
+* **exact batches** — every free variable is drawn by a declared step whose conditional does
+  not depend on the chain's state (Dirichlet and PrIRN; Normal–Inverse-Gamma with fixed or
+  empirical-Bayes hyper-parameters): every draw is exact and independent, drawn in batches
+  without PyMC's per-draw loop (:mod:`plausible.inference.exact`);
+* **compiled sampler** — the model declares one that writes candidate form (Plackett–Luce);
+* **PyMC** — ``pm.sample`` with the declared Gibbs steps assigned to their variables and
+  NUTS (or slice, ...) to every other free variable, in one run. Chains start from points
+  dispersed around the model's initial point in the unconstrained space (R-hat needs
+  dispersed starts; PyMC starts chains with custom steps all at the same point).
+
+**Storage** (:mod:`plausible.metrics.storage`): ``storage="auto"`` writes the candidate form
+whenever the model has one and it is smaller than the dense plausibilities (many classes, few
+named per item), ``"dense"`` or ``"candidate"`` force one. **Memory**: the trace's size is
+computed before sampling and compared with the budget (:mod:`plausible.inference.memory`);
+exact draws that do not fit are streamed to a Zarr store (``store=``, by default a temporary
+directory removed at exit), any other route refuses with a message naming the size and the
+options. The result is an ``xarray.DataTree`` (ArviZ 1.x), checked by
+:func:`plausible.diagnostics.convergence_report` on the MCMC routes.
 """
 
+import atexit
+import os
+import shutil
+import tempfile
 import warnings
+from math import prod
 
 import numpy as np
 import pymc as pm
 import xarray as xr
 
 from plausible.diagnostics.convergence import convergence_report
-from plausible.inference.conjugacy import declared_gibbs
+from plausible.inference.declarations import declared_gibbs, declared_sampler
+from plausible.inference.exact import CANDIDATE_DTYPE, candidate_form, covers_exactly, sample_exact
+from plausible.inference import memory
+from plausible.metrics.storage import candidate_nbytes, dense_nbytes
+
+STORAGES = ("auto", "dense", "candidate")
 
 
 def dispersed_initvals(model: pm.Model, chains: int, rng: np.random.Generator, scale: float):
@@ -42,6 +67,39 @@ def dispersed_initvals(model: pm.Model, chains: int, rng: np.random.Generator, s
     return starts
 
 
+def _count(name: str, value, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _values_per_draw(model: pm.Model) -> int:
+    """Values one draw of the posterior holds (free variables and deterministics)."""
+    shapes = model.eval_rv_shapes()
+    names = [rv.name for rv in (*model.free_RVs, *model.deterministics)]
+    return sum(prod(shapes[name]) if name in shapes else
+               prod(model[name].shape.eval()) for name in names)
+
+
+def _too_large(what: str, size: int, budget: int, options: str) -> memory.MemoryBudgetError:
+    return memory.MemoryBudgetError(
+        f"{what} would take {memory.format_bytes(size)}, more than the memory budget of "
+        f"{memory.format_bytes(budget)}; {options}, or raise memory_budget= (bytes)")
+
+
+def _temporary_store() -> str:
+    path = tempfile.mkdtemp(prefix="plausible-trace-")
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return os.path.join(path, "trace.zarr")
+
+
 def sample(
     model: pm.Model,
     draws: int = 1000,
@@ -49,7 +107,10 @@ def sample(
     tune: int | None = None,
     chains: int = 4,
     seed: int | None = None,
-    cores: int = 1,
+    cores: int | None = None,
+    storage: str = "auto",
+    memory_budget: float | None = None,
+    store=None,
     dispersion: float = 2.0,
     progressbar: bool = True,
     check_convergence: bool = True,
@@ -59,26 +120,120 @@ def sample(
 
     Parameters
     ----------
-    draws, chains, cores
-        As in ``pm.sample``; ``cores=1`` runs chains sequentially, which for vectorised
-        Gibbs steps is usually as fast as processes and needs no pickling.
+    draws, chains
+        Kept draws per chain and number of chains (``>= 1`` each).
     tune
-        Warm-up iterations; by default, when the model's declared steps cover every free
-        variable, the most any of them asks for (``default_tune_steps``: 0 for exact
-        conditional draws, which need no tuning; slice steps tune their widths), and
-        1000 otherwise.
+        Warm-up iterations of the MCMC routes; by default, when the model's declared steps
+        cover every free variable, the most any of them asks for (``default_tune_steps``;
+        slice steps tune their widths), 1000 with NUTS, and the compiled sampler's own
+        default. Exact draws need none.
     seed
         Makes the whole run reproducible: same seed, same draws.
+    cores
+        Threads (exact draws, compiled sampler: default ``min(chains, CPUs)``; the draws do
+        not depend on it) or processes (PyMC: default 1, chains one after another, which for
+        vectorised Gibbs steps is usually as fast and needs no pickling).
+    storage : {"auto", "dense", "candidate"}
+        Plausibility storage (see the module docstring).
+    memory_budget
+        Bytes the trace may take (default half the available memory).
+    store
+        Path of a Zarr store for exact draws: the posterior is written there block by block
+        and opened lazily (also chosen, in a temporary directory, when the draws exceed the
+        budget).
     dispersion
-        Half-width of the uniform jitter of chain starts in the unconstrained space.
+        Half-width of the uniform jitter of chain starts in the unconstrained space (PyMC).
     check_convergence
-        Warn with :func:`plausible.diagnostics.convergence_report`'s text when a
-        variable fails the R-hat / ESS thresholds.
+        Warn with :func:`plausible.diagnostics.convergence_report`'s text when a variable of
+        an MCMC trace fails the R-hat / ESS thresholds (exact draws need no check).
     **kwargs
-        Passed to ``pm.sample`` (e.g. ``target_accept`` for NUTS).
+        Passed to ``pm.sample`` (e.g. ``target_accept`` for NUTS) or to the compiled sampler
+        (e.g. ``thin``).
+
+    Raises
+    ------
+    ValueError
+        For invalid arguments; :class:`~plausible.inference.memory.MemoryBudgetError` (a
+        ValueError) when the trace cannot fit the budget, before any sampling.
     """
-    declarations = declared_gibbs(model)
-    steps = [declaration.instantiate(model) for declaration in declarations]
+    draws = _count("draws", draws, 1)
+    chains = _count("chains", chains, 1)
+    if tune is not None:
+        tune = _count("tune", tune, 0)
+    if cores is not None:
+        cores = _count("cores", cores, 1)
+    if storage not in STORAGES:
+        raise ValueError(f"storage must be one of {STORAGES}, got {storage!r}")
+    budget = memory.memory_budget(memory_budget)
+    steps = [declaration.instantiate(model) for declaration in declared_gibbs(model)]
+    sampler = declared_sampler(model)
+    if sampler is not None and storage != "dense":
+        trace = _sample_compiled(model, sampler, draws, tune, chains, seed, cores, budget, kwargs)
+    elif covers_exactly(model, steps):
+        return _sample_exact(model, steps, draws, chains, seed, cores, storage, budget, store)
+    else:
+        if storage == "candidate":
+            raise ValueError("this model has no candidate storage; use storage='dense' (or "
+                             "'auto')")
+        trace = _sample_pymc(model, steps, draws, tune, chains, seed, cores or 1, dispersion,
+                             progressbar, budget, kwargs)
+    if check_convergence and chains > 1:
+        report = convergence_report(trace)
+        if not report.ok:
+            warnings.warn(report.text, stacklevel=2)
+    return trace
+
+
+def _sample_exact(model, steps, draws, chains, seed, cores, storage, budget, store):
+    form = candidate_form(steps) if storage != "dense" else None
+    if storage == "candidate" and form is None:
+        raise ValueError("this model has no candidate storage: its unannotated classes are not "
+                         "exchangeable (their prior concentrations differ); use storage='dense'")
+    n_samples = chains * draws
+    n_items, n_classes = len(model.coords.get("item", ())), len(model.coords.get("class", ()))
+    dense_size = n_samples * _values_per_draw(model) * 8
+    if form is not None:
+        if storage == "auto" and form.width + 1 >= n_classes:  # no fewer values per draw
+            form = None
+        else:
+            candidate_size = candidate_nbytes(n_samples, n_items, form.width,
+                                              np.dtype(CANDIDATE_DTYPE).itemsize)
+    size = dense_size if form is None else candidate_size
+    block_draws = None
+    if store is not None or size > budget:
+        per_draw = max(size // draws, 1)
+        block_draws = max(1, min(draws, budget // (2 * per_draw)))
+        if store is None:
+            store = _temporary_store()
+            warnings.warn(f"{draws} exact draws of {chains} chains would take {memory.format_bytes(size)}, "
+                          f"more than the memory budget of {memory.format_bytes(budget)}: streamed to "
+                          f"the Zarr store {store} (removed at exit; pass store= to keep it)",
+                          stacklevel=3)
+    return sample_exact(model, steps, draws=draws, chains=chains, seed=seed, form=form,
+                        cores=cores or min(chains, _cpus()), block_draws=block_draws, store=store)
+
+
+def _sample_compiled(model, sampler, draws, tune, chains, seed, cores, budget, kwargs):
+    size = candidate_nbytes(chains * draws, len(model.coords["item"]), sampler.width,
+                            np.dtype(CANDIDATE_DTYPE).itemsize)
+    if size > budget:
+        raise _too_large(f"{chains} chains x {draws} draws of the candidate form", size, budget,
+                         "use fewer draws or chains, thin=, or shards of items "
+                         "(plausible.distributed)")
+    options = {**sampler.kwargs, **kwargs}
+    if tune is not None:
+        options["tune"] = tune
+    return sampler.sampler(draws=draws, chains=chains, seed=seed, cores=cores, **options)
+
+
+def _sample_pymc(model, steps, draws, tune, chains, seed, cores, dispersion, progressbar, budget,
+                 kwargs):
+    # PyMC holds the draws, then copies them into the DataTree
+    size = 2 * chains * draws * _values_per_draw(model) * 8
+    if size > budget:
+        raise _too_large(f"{chains} chains x {draws} draws of this model", size, budget,
+                         "use fewer draws or chains, keep fewer variables (var_names=), or shards "
+                         "of items (plausible.distributed)")
     covered = {var for step in steps for var in step.vars}
     all_exact = covered == set(model.value_vars)
     if tune is None:
@@ -86,7 +241,7 @@ def sample(
     init_seed, sample_seed = np.random.SeedSequence(seed).spawn(2)
     initvals = dispersed_initvals(model, chains, np.random.default_rng(init_seed), dispersion)
     with model:
-        trace = pm.sample(
+        return pm.sample(
             draws=draws,
             tune=tune,
             chains=chains,
@@ -98,8 +253,3 @@ def sample(
             compute_convergence_checks=False,
             **kwargs,
         )
-    if check_convergence and chains > 1:
-        report = convergence_report(trace)
-        if not report.ok:
-            warnings.warn(report.text, stacklevel=2)
-    return trace

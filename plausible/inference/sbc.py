@@ -6,6 +6,11 @@ Repeat: draw parameters ``theta*`` and data ``y`` from the prior and the likelih
 thinned posterior draws. If the sampler targets the right posterior the ranks are
 uniform on ``{0, ..., L}``. Models whose items are conditionally independent can put
 many items into one simulation: every item is then an independent replicate.
+
+Plausibilities in candidate form (:mod:`plausible.metrics.storage`) are ranked as they are
+stored: each candidate class's plausibility and each non-empty pool's mass against the true
+value and the true total of the pooled classes (a pooled class's equal share is an
+expectation, not a posterior draw, and would not be uniform).
 """
 
 from collections.abc import Callable
@@ -16,11 +21,13 @@ import xarray as xr
 from scipy import stats
 
 from plausible.inference.sampling import sample
+from plausible.metrics.storage import NAME, CandidateStorage, storage_form
 
 
 @dataclass(frozen=True)
 class SBCResult:
-    """Ranks ``(simulation, element)`` per variable, each in ``0..n_draws``."""
+    """Ranks per variable, each in ``0..n_draws``, pooled over simulations and elements
+    (1-D)."""
 
     ranks: dict[str, np.ndarray]
     n_draws: int
@@ -53,8 +60,9 @@ def simulation_based_calibration(
     """Run SBC: ``simulate(rng) -> (truth, data)``, ``build(data) -> pm.Model``.
 
     ``truth`` maps each name in ``var_names`` to the true value (same shape as the
-    posterior variable without chain/draw). Posterior draws are thinned by ``thin``
-    (pooled over chains) to weaken autocorrelation, so ``L = chains * draws // thin``.
+    posterior variable without chain/draw; for ``plausibility``, dense ``(item, class)``
+    whatever the storage). Posterior draws are thinned by ``thin`` (pooled over chains) to
+    weaken autocorrelation, so ``L = chains * draws // thin``.
     """
     rng = np.random.default_rng(seed)
     ranks: dict[str, list[np.ndarray]] = {name: [] for name in var_names}
@@ -66,10 +74,31 @@ def simulation_based_calibration(
             progressbar=False, check_convergence=False, **sample_kwargs,
         )
         for name in var_names:
-            posterior: xr.DataArray = trace.posterior[name]
-            thinned = posterior.isel(draw=slice(thin - 1, None, thin)).stack(
-                sample=("chain", "draw")
-            ).transpose("sample", ...).values
+            thinned, true = _stored(trace, name, np.asarray(truth[name]), thin)
             n_draws = thinned.shape[0]
-            ranks[name].append((thinned < np.asarray(truth[name])[None]).sum(axis=0).ravel())
-    return SBCResult(ranks={name: np.stack(r) for name, r in ranks.items()}, n_draws=n_draws)
+            ranks[name].append((thinned < true[None]).sum(axis=0))
+    return SBCResult(ranks={name: np.concatenate(r) for name, r in ranks.items()}, n_draws=n_draws)
+
+
+def _stored(trace, name: str, truth: np.ndarray, thin: int) -> tuple[np.ndarray, np.ndarray]:
+    """Thinned draws ``(sample, element)`` of variable ``name`` as stored, and the truth of the
+    same elements ``(element,)``."""
+
+    def thinned(posterior: xr.DataArray) -> np.ndarray:
+        values = posterior.isel(draw=slice(thin - 1, None, thin)).stack(
+            sample=("chain", "draw")).transpose("sample", ...).values
+        return values.reshape(values.shape[0], -1)
+
+    if name != NAME or storage_form(trace) == "dense":
+        return thinned(trace.posterior[name]), truth.ravel()
+    storage = CandidateStorage.from_trace(trace)
+    valid = storage.candidate_class >= 0
+    true_candidates = np.take_along_axis(truth, np.maximum(storage.candidate_class, 0), axis=1)
+    pooled = np.ones(truth.shape, dtype=bool)
+    rows, slots = np.nonzero(valid)
+    pooled[rows, storage.candidate_class[rows, slots]] = False
+    true_pool = np.where(pooled, truth, 0.0).sum(axis=1)
+    has_pool = storage.n_pooled > 0  # an empty pool's mass is 0 in every draw: no rank
+    draws = np.concatenate([thinned(storage.values)[:, valid.ravel()],
+                            thinned(storage.pooled)[:, has_pool]], axis=1)
+    return draws, np.concatenate([true_candidates[valid], true_pool[has_pool]])

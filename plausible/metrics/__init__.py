@@ -1,10 +1,11 @@
 """Metrics computed from posterior plausibility draws (spec 01, section 4).
 
 Every metric reads only plausibility draws (dims: sample dims such as ``("chain", "draw")``,
-``"item"``, ``"class"``), from a trace via :func:`as_plausibility` or from a point estimate
-via :func:`point_estimate`, and streams over the draws in bounded chunks
-(:func:`set_options`). A candidate-storage trace (:mod:`plausible.metrics.candidates`) is
-read too. The metrics never know which model produced the draws.
+``"item"``, ``"class"``): a trace in either storage of :mod:`plausible.metrics.storage`
+(dense, or candidate form for many classes), a DataArray, a point estimate wrapped by
+:func:`point_estimate`, or the top classes of :func:`top_classes` (computed once, they serve
+every rank-based metric of a sweep). They stream over the draws in bounded blocks
+(:func:`set_options`) and never know which model produced the draws.
 
 >>> import plausible as pl
 >>> acc = pl.metrics.ua_topk_accuracy(trace, scores, k=3)    # doctest: +SKIP
@@ -14,22 +15,23 @@ Calibration under disagreement (spec 04) is :mod:`plausible.calibration`; testin
 classifier against noisy labels (spec 03) is :mod:`plausible.testing`.
 """
 
-from plausible.metrics import candidates
 from plausible.metrics.accuracy import ua_average_overlap, ua_overlap, ua_set_accuracy, ua_topk_accuracy
 from plausible.metrics.agreement import leave_one_out_agreement
 from plausible.metrics.certainty import annotation_certainty, expected_group, group_certainty, label_certainty
+from plausible.metrics.draws import as_draws
 from plausible.metrics.options import get_options, set_options
-from plausible.metrics.plausibility import as_plausibility, point_estimate, sample_dims
+from plausible.metrics.plausibility import as_plausibility, point_estimate, posterior_mean, sample_dims
 from plausible.metrics.predictions import top_k_sets
 from plausible.metrics.ranking import top_classes
-from plausible.metrics.ranking_overlap import average_overlap, scores_to_blocks
+from plausible.metrics.ranking_overlap import average_overlap, scores_to_blocks, ua_ranking_overlap
+from plausible.metrics.storage import storage_form, to_dense
 from plausible.metrics.summary import histogram, summarize
 
 __all__ = [
     "annotation_certainty",
+    "as_draws",
     "as_plausibility",
     "average_overlap",
-    "candidates",
     "expected_group",
     "get_options",
     "group_certainty",
@@ -37,14 +39,18 @@ __all__ = [
     "label_certainty",
     "leave_one_out_agreement",
     "point_estimate",
+    "posterior_mean",
     "sample_dims",
     "scores_to_blocks",
     "set_options",
+    "storage_form",
     "summarize",
+    "to_dense",
     "top_classes",
     "top_k_sets",
     "ua_average_overlap",
     "ua_overlap",
+    "ua_ranking_overlap",
     "ua_set_accuracy",
     "ua_topk_accuracy",
 ]

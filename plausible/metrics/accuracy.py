@@ -12,7 +12,9 @@ the classifier's ``k`` highest-scoring classes (same tie rule):
 * UA overlap: ``|C(x) cap Y_|C|| / |C(x)|``;
 * UA average overlap@L: ``(1/L) sum_{k=1}^{L} |C_top-k(x) cap Y_k| / k``.
 
-All stream over the draws chunk by chunk; outputs are float64 ``(n_samples, n_items)``.
+All stream over the draws block by block and read only each draw's top classes
+(:meth:`plausible.metrics.draws.Draws.iter_top`), in either storage; outputs are float64
+``(n_samples, n_items)``.
 """
 
 from __future__ import annotations
@@ -20,11 +22,9 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from plausible.metrics.chunks import iter_chunks, sample_item_array
-from plausible.metrics.plausibility import as_plausibility
-from plausible.metrics.storage import layout
+from plausible.metrics.draws import Draws, as_draws
 from plausible.metrics.predictions import as_prediction_sets, as_scores, score_order, score_positions
-from plausible.metrics.ranking import check_k, select_top, select_top1
+from plausible.metrics.selection import check_k
 
 
 def ua_topk_accuracy(plausibility, scores, k: int = 1) -> xr.DataArray:
@@ -34,8 +34,8 @@ def ua_topk_accuracy(plausibility, scores, k: int = 1) -> xr.DataArray:
 
     Parameters
     ----------
-    plausibility : DataArray, Dataset or DataTree
-        Plausibility draws, dims ``(sample dims..., item, class)``.
+    plausibility : DataTree, Dataset, DataArray or top classes
+        Plausibility draws in either storage (:func:`plausible.metrics.as_draws`).
     scores : array_like or DataArray, shape (item, class)
         Classifier scores aligned to the plausibility (see
         :mod:`plausible.metrics.predictions`).
@@ -48,33 +48,31 @@ def ua_topk_accuracy(plausibility, scores, k: int = 1) -> xr.DataArray:
         float64 0/1, dims ``(sample dims..., "item")``, named ``ua_topk_accuracy``,
         ``attrs["k"] = k``.
     """
-    plausibility = as_plausibility(plausibility)
-    scores = as_scores(scores, plausibility)
-    lay = layout(plausibility)
+    draws = as_draws(plausibility)
+    scores = as_scores(scores, draws)
+    lay = draws.layout
     k = check_k(k, lay.n_classes)
     in_top = np.zeros(scores.shape, dtype=bool)
     np.put_along_axis(in_top, score_order(scores)[:, :k], True, axis=1)
     in_top = in_top.ravel()
     out = np.empty((lay.n_samples, lay.n_items))
     row = np.arange(lay.n_items, dtype=np.intp) * lay.n_classes
-    for chunk in iter_chunks(plausibility):
-        top = select_top1(chunk.values)
-        out[chunk.samples, chunk.items] = in_top[np.add(top, row[chunk.items], dtype=np.intp)]
-    return sample_item_array(plausibility, out, "ua_topk_accuracy", attrs={"k": k})
+    for block, top in draws.iter_top(1):
+        out[block.samples, block.items] = in_top[np.add(top[..., 0], row[block.items], dtype=np.intp)]
+    return draws.per_sample_item(out, "ua_topk_accuracy", attrs={"k": k})
 
 
-def _set_hits(plausibility: xr.DataArray, member: np.ndarray, sizes: np.ndarray):
-    """Per chunk ``(chunk, hits)``: ``hits[m, i] = |C_i cap Y_top-|C_i|(lambda^(m)_i)|``."""
+def _set_hits(draws: Draws, member: np.ndarray, sizes: np.ndarray):
+    """Per block ``(block, hits)``: ``hits[m, i] = |C_i cap Y_top-|C_i|(lambda^(m)_i)|``."""
     n_classes = member.shape[1]
     depth = int(sizes.max())
     flat_member = member.ravel()
     row = np.arange(member.shape[0], dtype=np.intp) * n_classes
     within = np.arange(depth)[np.newaxis, :] < sizes[:, np.newaxis]  # (item, depth)
-    for chunk in iter_chunks(plausibility):
-        top = select_top(chunk.values, depth)  # (n, ni, depth)
-        hit = flat_member[np.add(top, row[chunk.items, np.newaxis], dtype=np.intp)]
-        hit &= within[chunk.items]
-        yield chunk, hit.sum(axis=-1)
+    for block, top in draws.iter_top(depth):  # (n, ni, depth)
+        hit = flat_member[np.add(top, row[block.items, np.newaxis], dtype=np.intp)]
+        hit &= within[block.items]
+        yield block, hit.sum(axis=-1)
 
 
 def ua_set_accuracy(plausibility, prediction_sets) -> xr.DataArray:
@@ -84,8 +82,8 @@ def ua_set_accuracy(plausibility, prediction_sets) -> xr.DataArray:
 
     Parameters
     ----------
-    plausibility : DataArray, Dataset or DataTree
-        Plausibility draws, dims ``(sample dims..., item, class)``.
+    plausibility : DataTree, Dataset, DataArray or top classes
+        Plausibility draws in either storage (:func:`plausible.metrics.as_draws`).
     prediction_sets : bool array_like or DataArray, shape (item, class)
         ``C(x)`` per item, any non-empty size (an empty set is a ValueError naming the
         item); e.g. :func:`top_k_sets`.
@@ -95,14 +93,13 @@ def ua_set_accuracy(plausibility, prediction_sets) -> xr.DataArray:
     xarray.DataArray
         float64 0/1, dims ``(sample dims..., "item")``, named ``ua_set_accuracy``.
     """
-    plausibility = as_plausibility(plausibility)
-    member = as_prediction_sets(prediction_sets, plausibility)
+    draws = as_draws(plausibility)
+    member = as_prediction_sets(prediction_sets, draws)
     sizes = member.sum(axis=1)
-    lay = layout(plausibility)
-    out = np.empty((lay.n_samples, lay.n_items))
-    for chunk, hits in _set_hits(plausibility, member, sizes):
-        out[chunk.samples, chunk.items] = hits == sizes[chunk.items]
-    return sample_item_array(plausibility, out, "ua_set_accuracy")
+    out = np.empty((draws.layout.n_samples, draws.layout.n_items))
+    for block, hits in _set_hits(draws, member, sizes):
+        out[block.samples, block.items] = hits == sizes[block.items]
+    return draws.per_sample_item(out, "ua_set_accuracy")
 
 
 def ua_overlap(plausibility, prediction_sets) -> xr.DataArray:
@@ -113,14 +110,13 @@ def ua_overlap(plausibility, prediction_sets) -> xr.DataArray:
     Parameters as :func:`ua_set_accuracy`. Returns float64 in ``[0, 1]``, dims
     ``(sample dims..., "item")``, named ``ua_overlap``.
     """
-    plausibility = as_plausibility(plausibility)
-    member = as_prediction_sets(prediction_sets, plausibility)
+    draws = as_draws(plausibility)
+    member = as_prediction_sets(prediction_sets, draws)
     sizes = member.sum(axis=1)
-    lay = layout(plausibility)
-    out = np.empty((lay.n_samples, lay.n_items))
-    for chunk, hits in _set_hits(plausibility, member, sizes):
-        np.divide(hits, sizes[chunk.items], out=out[chunk.samples, chunk.items])
-    return sample_item_array(plausibility, out, "ua_overlap")
+    out = np.empty((draws.layout.n_samples, draws.layout.n_items))
+    for block, hits in _set_hits(draws, member, sizes):
+        np.divide(hits, sizes[block.items], out=out[block.samples, block.items])
+    return draws.per_sample_item(out, "ua_overlap")
 
 
 def ua_average_overlap(plausibility, scores, depth: int) -> xr.DataArray:
@@ -136,8 +132,8 @@ def ua_average_overlap(plausibility, scores, depth: int) -> xr.DataArray:
 
     Parameters
     ----------
-    plausibility : DataArray, Dataset or DataTree
-        Plausibility draws, dims ``(sample dims..., item, class)``.
+    plausibility : DataTree, Dataset, DataArray or top classes
+        Plausibility draws in either storage (:func:`plausible.metrics.as_draws`).
     scores : array_like or DataArray, shape (item, class)
         Classifier scores aligned to the plausibility.
     depth : int
@@ -149,9 +145,9 @@ def ua_average_overlap(plausibility, scores, depth: int) -> xr.DataArray:
         float64 in ``[0, 1]``, dims ``(sample dims..., "item")``, named
         ``ua_average_overlap``, ``attrs["depth"] = L``.
     """
-    plausibility = as_plausibility(plausibility)
-    scores = as_scores(scores, plausibility)
-    lay = layout(plausibility)
+    draws = as_draws(plausibility)
+    scores = as_scores(scores, draws)
+    lay = draws.layout
     depth = check_k(depth, lay.n_classes, "depth")
     positions = score_positions(scores).ravel()
     harmonic = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, lay.n_classes + 1))])
@@ -161,9 +157,8 @@ def ua_average_overlap(plausibility, scores, depth: int) -> xr.DataArray:
     draw_rank = np.arange(depth)
     row = np.arange(lay.n_items, dtype=np.intp) * lay.n_classes
     out = np.empty((lay.n_samples, lay.n_items))
-    for chunk in iter_chunks(plausibility):
-        top = select_top(chunk.values, depth)  # (n, ni, L)
-        rank = positions[np.add(top, row[chunk.items, np.newaxis], dtype=np.intp)]
+    for block, top in draws.iter_top(depth):  # (n, ni, L)
+        rank = positions[np.add(top, row[block.items, np.newaxis], dtype=np.intp)]
         np.maximum(rank, draw_rank, out=rank)
-        weight[rank].sum(axis=-1, out=out[chunk.samples, chunk.items])
-    return sample_item_array(plausibility, out, "ua_average_overlap", attrs={"depth": depth})
+        weight[rank].sum(axis=-1, out=out[block.samples, block.items])
+    return draws.per_sample_item(out, "ua_average_overlap", attrs={"depth": depth})

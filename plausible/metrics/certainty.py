@@ -22,31 +22,50 @@ from __future__ import annotations
 
 from math import comb
 
+import numba
 import numpy as np
 import xarray as xr
 
-from plausible.metrics.chunks import coords_for, iter_chunks
+from plausible.metrics.draws import Draws, as_draws
 from plausible.metrics.options import OPTIONS
-from plausible.metrics.plausibility import as_plausibility
-from plausible.metrics.storage import CLASS, ITEM, layout
-from plausible.metrics.ranking import check_k, select_top, select_top1
+from plausible.metrics.selection import check_k
+from plausible.metrics.storage import CLASS, ITEM
 
 #: Largest ``n_items * binom(K, j)`` that still fits an int64 key (``item``, ``set``).
 MAX_SET_KEY = 2**62
 #: Pending (key, count) rows from chunks before they are merged into the running table.
 SET_MERGE_ROWS = 2**22
+#: Up to this many (item, sample) set codes are held whole and each item's mode found by
+#: sorting its codes (1 GiB of int64; the size of a UA metric's output at most).
+MAX_HELD_CODES = 2**27
 
 
-def top1_counts(plausibility: xr.DataArray) -> np.ndarray:
+@numba.njit(cache=True, parallel=True)
+def _largest_run(codes):  # pragma: no cover - compiled
+    """Per row of ``codes`` ``(item, sample)``: the count of its most frequent value (the row
+    is sorted in place)."""
+    best = np.zeros(codes.shape[0], dtype=np.int64)
+    for i in numba.prange(codes.shape[0]):
+        row = codes[i]
+        row.sort()
+        run = 1
+        top = 1
+        for s in range(1, row.size):
+            run = run + 1 if row[s] == row[s - 1] else 1
+            top = max(top, run)
+        best[i] = top if row.size else 0
+    return best
+
+
+def top1_counts(draws: Draws) -> np.ndarray:
     """int64 ``(item, class)``: number of draws in which each class is the top-1 class."""
-    lay = layout(plausibility)
+    lay = draws.layout
     n_classes = lay.n_classes
     counts = np.zeros(lay.n_items * n_classes, dtype=np.int64)
-    for chunk in iter_chunks(plausibility):
-        top = select_top1(chunk.values)  # (n, ni) small ints
+    for block, top in draws.iter_top(1):
         n_i = top.shape[1]
-        codes = np.add(top, np.arange(0, n_i * n_classes, n_classes), dtype=np.intp)
-        counts[chunk.items.start * n_classes : chunk.items.stop * n_classes] += np.bincount(
+        codes = np.add(top[..., 0], np.arange(0, n_i * n_classes, n_classes), dtype=np.intp)
+        counts[block.items.start * n_classes : block.items.stop * n_classes] += np.bincount(
             codes.ravel(), minlength=n_i * n_classes
         )
     return counts.reshape(lay.n_items, n_classes)
@@ -60,20 +79,18 @@ def label_certainty(plausibility) -> xr.DataArray:
 
     Parameters
     ----------
-    plausibility : DataArray, Dataset or DataTree
-        Plausibility draws, dims ``(sample dims..., item, class)``.
+    plausibility : DataTree, Dataset, DataArray or top classes
+        Plausibility draws in either storage (:func:`plausible.metrics.as_draws`).
 
     Returns
     -------
     xarray.DataArray
         float64, dims ``("item", "class")``, named ``certainty``.
     """
-    plausibility = as_plausibility(plausibility)
-    lay = layout(plausibility)
-    certainty = top1_counts(plausibility) / lay.n_samples
-    return xr.DataArray(
-        certainty, dims=(ITEM, CLASS), coords=coords_for(plausibility, (ITEM, CLASS)), name="certainty"
-    )
+    draws = as_draws(plausibility)
+    certainty = top1_counts(draws) / draws.layout.n_samples
+    return xr.DataArray(certainty, dims=(ITEM, CLASS),
+                        coords={**draws.item_coords(), **draws.class_coords()}, name="certainty")
 
 
 def _combinadic_table(n_classes: int, j: int) -> np.ndarray:
@@ -82,25 +99,32 @@ def _combinadic_table(n_classes: int, j: int) -> np.ndarray:
 
 
 class _SetCounter:
-    """Counts of (item, top-j set) pairs over all draws; max count per item at the end."""
+    """Counts of (item, top-j set) pairs over all draws; max count per item at the end.
 
-    def __init__(self, n_items: int, n_classes: int, j: int):
+    Three ways, by size: per item a dense count of every possible set (few sets); every
+    draw's set code held per item and sorted at the end (:data:`MAX_HELD_CODES`); or
+    ``np.unique`` counts of each block merged into a running table."""
+
+    def __init__(self, n_items: int, n_classes: int, j: int, n_samples: int):
         self.n_items, self.j = n_items, j
         self.n_sets = comb(n_classes, j)
         self.dense = n_items * self.n_sets <= OPTIONS["chunk_elements"]
         self.keyed = n_items * self.n_sets < MAX_SET_KEY
+        self.held = self.keyed and not self.dense and n_items * n_samples <= MAX_HELD_CODES
         if self.keyed:
             self.table = _combinadic_table(n_classes, j)
         if self.dense:
             self.counts = np.zeros(n_items * self.n_sets, dtype=np.int64)
+        elif self.held:
+            self.codes = np.empty((n_items, n_samples), dtype=np.int64)
         else:
             self.keys = np.empty((0,) if self.keyed else (0, 1 + j), dtype=np.int64)
             self.key_counts = np.empty(0, dtype=np.int64)
             self.pending: list[tuple[np.ndarray, np.ndarray]] = []
             self.n_pending = 0
 
-    def add(self, items: slice, sets: np.ndarray) -> None:
-        """``sets`` ``(n, ni, j)``: sorted top-j class indices for items ``items``."""
+    def add(self, samples: slice, items: slice, sets: np.ndarray) -> None:
+        """``sets`` ``(n, ni, j)``: sorted top-j class indices of ``samples`` x ``items``."""
         n, n_i, j = sets.shape
         item_index = np.arange(items.start, items.stop, dtype=np.int64)
         if self.keyed:
@@ -111,6 +135,9 @@ class _SetCounter:
                 code += (item_index - items.start) * self.n_sets
                 lo, hi = items.start * self.n_sets, items.stop * self.n_sets
                 self.counts[lo:hi] += np.bincount(code.ravel(), minlength=hi - lo)
+                return
+            if self.held:
+                self.codes[items, samples] = code.T
                 return
             code += item_index * self.n_sets
             keys, counts = np.unique(code.ravel(), return_counts=True)
@@ -140,6 +167,8 @@ class _SetCounter:
         """int64 ``(item,)``: count of each item's most frequent top-j set."""
         if self.dense:
             return self.counts.reshape(self.n_items, self.n_sets).max(axis=1)
+        if self.held:
+            return _largest_run(self.codes)
         self._merge()
         item = self.keys // self.n_sets if self.keyed else self.keys[:, 0]
         starts = np.flatnonzero(np.r_[True, item[1:] != item[:-1]])
@@ -158,8 +187,8 @@ def annotation_certainty(plausibility, top: int = 1) -> xr.DataArray:
 
     Parameters
     ----------
-    plausibility : DataArray, Dataset or DataTree
-        Plausibility draws, dims ``(sample dims..., item, class)``.
+    plausibility : DataTree, Dataset, DataArray or top classes
+        Plausibility draws in either storage (:func:`plausible.metrics.as_draws`).
     top : int
         ``j``, the size of the top set, ``1 <= top <= n_classes``.
 
@@ -169,35 +198,28 @@ def annotation_certainty(plausibility, top: int = 1) -> xr.DataArray:
         float64, dims ``("item",)``, named ``annotation_certainty``, ``attrs["top"] = j``.
         ``.mean("item")`` is the dataset-level value.
     """
-    plausibility = as_plausibility(plausibility)
-    lay = layout(plausibility)
+    draws = as_draws(plausibility)
+    lay = draws.layout
     top = check_k(top, lay.n_classes, "top")
     if top == 1:
-        best = top1_counts(plausibility).max(axis=1)
+        best = top1_counts(draws).max(axis=1)
     else:
-        counter = _SetCounter(lay.n_items, lay.n_classes, top)
-        for chunk in iter_chunks(plausibility):
-            sets = select_top(chunk.values, top)
-            sets.sort(axis=-1)
-            counter.add(chunk.items, sets)
+        counter = _SetCounter(lay.n_items, lay.n_classes, top, lay.n_samples)
+        for block, sets in draws.iter_top(top):
+            counter.add(block.samples, block.items, np.sort(sets, axis=-1))
         best = counter.max_per_item()
-    return xr.DataArray(
-        best / lay.n_samples,
-        dims=(ITEM,),
-        coords=coords_for(plausibility, (ITEM,)),
-        name="annotation_certainty",
-        attrs={"top": top},
-    )
+    return xr.DataArray(best / lay.n_samples, dims=(ITEM,), coords=draws.item_coords(),
+                        name="annotation_certainty", attrs={"top": top})
 
 
-def _as_groups(groups, plausibility: xr.DataArray) -> np.ndarray:
-    """Group index per class as int64 ``(class,)`` aligned to the plausibility."""
-    n_classes = layout(plausibility).n_classes
+def _as_groups(groups, draws: Draws) -> np.ndarray:
+    """Group index per class as int64 ``(class,)`` aligned to the draws' classes."""
+    n_classes = draws.layout.n_classes
     if isinstance(groups, xr.DataArray):
         if groups.dims != (CLASS,):
             raise ValueError(f"groups must have the single dim 'class', got {groups.dims}")
-        if CLASS in groups.coords and CLASS in plausibility.coords:
-            own, target = groups[CLASS].values, plausibility[CLASS].values
+        if CLASS in groups.coords and draws.classes is not None:
+            own, target = groups[CLASS].values, draws.classes
             if not (own.shape == target.shape and np.array_equal(own, target)):
                 missing = target[~np.isin(target, own)]
                 if missing.size or own.size != np.unique(own).size:
@@ -223,8 +245,8 @@ def group_certainty(plausibility, groups) -> xr.DataArray:
 
     Parameters
     ----------
-    plausibility : DataArray, Dataset or DataTree
-        Plausibility draws, dims ``(sample dims..., item, class)``.
+    plausibility : DataTree, Dataset, DataArray or top classes
+        Plausibility draws in either storage (:func:`plausible.metrics.as_draws`).
     groups : array_like of int, shape (class,), or DataArray with dim ``class``
         Group index ``0..G-1`` of every class (e.g. risk low=0, medium=1, high=2);
         a DataArray is aligned by class label.
@@ -235,19 +257,16 @@ def group_certainty(plausibility, groups) -> xr.DataArray:
         float64, dims ``("item", "group")``, ``group = 0..G-1`` (``G = max(groups) + 1``),
         named ``group_certainty``; rows sum to 1.
     """
-    plausibility = as_plausibility(plausibility)
-    group_index = _as_groups(groups, plausibility)
-    lay = layout(plausibility)
+    draws = as_draws(plausibility)
+    group_index = _as_groups(groups, draws)
+    lay = draws.layout
     n_groups = int(group_index.max(initial=-1)) + 1
     membership = np.zeros((lay.n_classes, n_groups))
     membership[np.arange(lay.n_classes), group_index] = 1.0
-    certainty = top1_counts(plausibility) @ membership / lay.n_samples
-    return xr.DataArray(
-        certainty,
-        dims=(ITEM, "group"),
-        coords={**coords_for(plausibility, (ITEM,)), "group": np.arange(n_groups)},
-        name="group_certainty",
-    )
+    certainty = top1_counts(draws) @ membership / lay.n_samples
+    return xr.DataArray(certainty, dims=(ITEM, "group"),
+                        coords={**draws.item_coords(), "group": np.arange(n_groups)},
+                        name="group_certainty")
 
 
 def expected_group(plausibility, groups) -> xr.DataArray:

@@ -1,10 +1,11 @@
-"""The metrics' single input: plausibility draws.
+"""Plausibility draws as arrays: the dense view of any trace, point estimates wrapped as one
+draw, the posterior mean.
 
 A plausibility is an ``xarray.DataArray`` named ``plausibility`` whose dims include
 ``"item"`` and ``"class"``; every other dim is a *sample dim* (normally
 ``("chain", "draw")``). Each sample ``m`` gives, per item, a categorical distribution
-``lambda^(m)`` over the ``K`` classes. Metrics only use the ranking of the classes by
-``lambda^(m)``, never the model that produced it.
+``lambda^(m)`` over the ``K`` classes. The metrics read traces directly, in either storage
+(:mod:`plausible.metrics.draws`); this module is for code that wants the array itself.
 """
 
 from __future__ import annotations
@@ -12,25 +13,26 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from plausible.metrics.candidates import lazy_dense
-from plausible.metrics.storage import CANDIDATES, CLASS, ITEM, NAME, layout
+from plausible.metrics.chunks import chunk_steps
+from plausible.metrics.draws import CandidateDraws, DenseDraws, as_draws
+from plausible.metrics.storage import CLASS, ITEM, NAME, lazy_dense
+
 
 def sample_dims(plausibility) -> tuple[str, ...]:
-    """The sample dims of a plausibility: all dims but ``item`` and ``class``."""
-    return layout(as_plausibility(plausibility)).sample_dims
+    """The sample dims of plausibility draws in either storage."""
+    return as_draws(plausibility).layout.sample_dims
 
 
 def as_plausibility(obj, var_name: str = NAME) -> xr.DataArray:
-    """Plausibility draws from a trace.
+    """Dense plausibility draws of a trace, as a DataArray.
 
     Parameters
     ----------
     obj : xarray.DataArray, xarray.Dataset or xarray.DataTree
         A DataArray of plausibilities; a Dataset holding the variable ``var_name``; or a
-        DataTree (the trace ``pm.sample`` returns in PyMC 6) whose ``posterior`` group
-        holds it. A candidate-storage trace (``posterior/plausibility_candidates``, from
-        :func:`plausible.inference.plackett_luce_sampler.sample_candidates`) gives the lazy
-        dense view :func:`plausible.metrics.candidates.lazy_dense`.
+        DataTree whose ``posterior`` group holds it. A candidate-form trace gives the lazy
+        dense view (:func:`plausible.metrics.storage.lazy_dense`): nothing is densified until
+        a block is read, each dask chunk sized like the metrics' blocks.
     var_name : str
         Name of the variable in a Dataset / DataTree (default ``"plausibility"``).
 
@@ -47,41 +49,25 @@ def as_plausibility(obj, var_name: str = NAME) -> xr.DataArray:
         When the variable, the ``posterior`` group or the ``item`` / ``class`` dims are
         missing.
     """
-    if isinstance(obj, xr.DataTree):
-        if var_name in obj.data_vars:
-            obj = obj[var_name]
-        elif "posterior" in obj.children:
-            posterior = obj["posterior"]
-            if var_name == NAME and CANDIDATES in posterior.data_vars and (
-                    var_name not in posterior.data_vars):
-                # candidate storage: lazily densified chunk by chunk
-                return lazy_dense(obj)
-            if var_name not in posterior.data_vars:
-                raise ValueError(
-                    f"the trace's posterior group has no variable {var_name!r}; "
-                    f"it has {sorted(posterior.data_vars)}"
-                )
-            obj = posterior[var_name]
-        else:
-            raise ValueError(
-                f"the DataTree has no 'posterior' group holding {var_name!r}; "
-                f"groups: {sorted(obj.children)}"
-            )
-    elif isinstance(obj, xr.Dataset):
-        if var_name not in obj.data_vars:
-            raise ValueError(f"the Dataset has no variable {var_name!r}; it has {sorted(obj.data_vars)}")
-        obj = obj[var_name]
-    elif not isinstance(obj, xr.DataArray):
-        raise TypeError(
-            "plausibility must be an xarray DataArray, Dataset or DataTree, "
-            f"got {type(obj).__name__}; wrap an (item, class) array with point_estimate()"
-        )
-    missing = [d for d in (ITEM, CLASS) if d not in obj.dims]
-    if missing:
-        raise ValueError(f"plausibility needs dims 'item' and 'class'; missing {missing}, dims are {obj.dims}")
-    if obj.dtype.kind not in "fiu":
-        raise TypeError(f"plausibility must hold real numbers, got dtype {obj.dtype}")
-    return obj
+    draws = as_draws(obj, var_name)
+    if isinstance(draws, DenseDraws):
+        return draws.source
+    if not isinstance(draws, CandidateDraws):
+        raise TypeError("top classes hold no plausibilities")
+    lay = draws.layout
+    sample_step, item_step = chunk_steps(lay, lay.n_classes)
+    chunks = (*(1,) * (len(lay.sample_shape) - 1), sample_step, item_step, lay.n_classes)
+    return lazy_dense(obj, chunks)
+
+
+def posterior_mean(plausibility) -> xr.DataArray:
+    """Posterior mean plausibility ``(item, class)`` of draws in either storage, float64,
+    named ``plausibility``; streamed block by block."""
+    draws = as_draws(plausibility)
+    if not isinstance(draws, DenseDraws | CandidateDraws):
+        raise TypeError("top classes hold no plausibilities")
+    return xr.DataArray(draws.mean(), dims=(ITEM, CLASS),
+                        coords={**draws.item_coords(), **draws.class_coords()}, name=NAME)
 
 
 def point_estimate(probs, items=None, classes=None) -> xr.DataArray:

@@ -6,9 +6,10 @@
 * ``prediction_sets``: boolean ``(item, class)`` masks ``C(x)``, variable size per item,
   never empty.
 
-A DataArray is aligned by label: if it and the plausibility both carry ``item`` (or
-``class``) coords, the same labels in another order are reordered; different labels are
-an error naming them. Plain arrays must match ``(n_items, n_classes)`` exactly.
+A DataArray is aligned by label: if it and the draws (:mod:`plausible.metrics.draws`) both
+carry ``item`` (or ``class``) coords, the same labels in another order are reordered;
+different labels are an error naming them. Plain arrays must match ``(n_items, n_classes)``
+exactly.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from plausible.metrics.plausibility import as_plausibility
-from plausible.metrics.storage import CLASS, ITEM, layout
+from plausible.metrics.draws import Draws
+from plausible.metrics.storage import CLASS, ITEM
 
 
 def _labels(values: np.ndarray, limit: int = 5) -> str:
@@ -25,18 +26,18 @@ def _labels(values: np.ndarray, limit: int = 5) -> str:
     return shown + (", ..." if len(values) > limit else "")
 
 
-def align_item_class(arr, plausibility: xr.DataArray, name: str) -> np.ndarray:
-    """``arr`` as an ``(n_items, n_classes)`` numpy array aligned to ``plausibility``."""
-    lay = layout(plausibility)
+def align_item_class(arr, draws: Draws, name: str) -> np.ndarray:
+    """``arr`` as an ``(n_items, n_classes)`` numpy array aligned to the draws."""
+    lay = draws.layout
     expected = (lay.n_items, lay.n_classes)
     if isinstance(arr, xr.DataArray):
         if set(arr.dims) != {ITEM, CLASS}:
             raise ValueError(f"{name} must have dims ('item', 'class'), got {arr.dims}")
         arr = arr.transpose(ITEM, CLASS)
-        for dim in (ITEM, CLASS):
-            if dim not in arr.coords or dim not in plausibility.coords:
+        for dim, target in ((ITEM, draws.items), (CLASS, draws.classes)):
+            if dim not in arr.coords or target is None:
                 continue
-            own, target = arr[dim].values, plausibility[dim].values
+            own = arr[dim].values
             if own.shape == target.shape and np.array_equal(own, target):
                 continue
             missing = target[~np.isin(target, own)]
@@ -58,34 +59,32 @@ def align_item_class(arr, plausibility: xr.DataArray, name: str) -> np.ndarray:
     return values
 
 
-def item_label(plausibility: xr.DataArray, index: int):
-    """The ``item`` coordinate of item ``index`` (the index itself without coords)."""
-    if ITEM in plausibility.coords:
-        value = plausibility[ITEM].values[index]
-        return value.item() if hasattr(value, "item") else value
-    return int(index)
+def item_label(draws: Draws, index: int):
+    """The id of item ``index`` (the index itself when the draws carry no ids)."""
+    value = draws.item_labels[index]
+    return value.item() if hasattr(value, "item") else value
 
 
-def as_scores(scores, plausibility: xr.DataArray) -> np.ndarray:
-    """Classifier scores as a float64 ``(n_items, n_classes)`` array aligned to the
-    plausibility; NaN is a ValueError naming the item."""
-    values = align_item_class(scores, plausibility, "scores")
+def as_scores(scores, draws: Draws) -> np.ndarray:
+    """Classifier scores as a float64 ``(n_items, n_classes)`` array aligned to the draws;
+    NaN is a ValueError naming the item."""
+    values = align_item_class(scores, draws, "scores")
     if values.dtype.kind not in "fiub":
         raise TypeError(f"scores must be real numbers, got dtype {values.dtype}")
     values = values.astype(np.float64, copy=False)
     bad = np.isnan(values).any(axis=1)
     if bad.any():
-        raise ValueError(f"scores of item {item_label(plausibility, int(np.argmax(bad)))!r} contain NaN")
+        raise ValueError(f"scores of item {item_label(draws, int(np.argmax(bad)))!r} contain NaN")
     return values
 
 
-def as_prediction_sets(prediction_sets, plausibility: xr.DataArray) -> np.ndarray:
-    """Prediction sets as a bool ``(n_items, n_classes)`` array aligned to the plausibility.
+def as_prediction_sets(prediction_sets, draws: Draws) -> np.ndarray:
+    """Prediction sets as a bool ``(n_items, n_classes)`` array aligned to the draws.
 
     Integer / float masks must hold only 0 and 1. An empty set is a ValueError naming
     the item.
     """
-    values = align_item_class(prediction_sets, plausibility, "prediction_sets")
+    values = align_item_class(prediction_sets, draws, "prediction_sets")
     if values.dtype != bool:
         if values.dtype.kind not in "fiu" or not np.isin(values, (0, 1)).all():
             raise ValueError("prediction_sets must be a boolean (or 0/1) mask")
@@ -93,7 +92,7 @@ def as_prediction_sets(prediction_sets, plausibility: xr.DataArray) -> np.ndarra
     empty = ~values.any(axis=1)
     if empty.any():
         raise ValueError(
-            f"prediction set of item {item_label(plausibility, int(np.argmax(empty)))!r} is empty "
+            f"prediction set of item {item_label(draws, int(np.argmax(empty)))!r} is empty "
             f"({int(empty.sum())} empty set(s) in all)"
         )
     return values
@@ -135,9 +134,3 @@ def top_k_sets(scores, k: int) -> np.ndarray | xr.DataArray:
     if is_da:
         return scores.copy(data=mask).rename("prediction_set")
     return mask
-
-
-def plausibility_and_scores(plausibility, scores) -> tuple[xr.DataArray, np.ndarray]:
-    """Validated plausibility DataArray and aligned float64 scores."""
-    plausibility = as_plausibility(plausibility)
-    return plausibility, as_scores(scores, plausibility)

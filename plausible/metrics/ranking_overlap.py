@@ -26,9 +26,11 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from plausible.metrics.draws import as_draws
 from plausible.metrics.options import OPTIONS
+from plausible.metrics.predictions import align_item_class, score_positions
+from plausible.metrics.selection import check_k
 from plausible.metrics.storage import CLASS, ITEM
-from plausible.metrics.predictions import score_positions
 
 UNRANKED = -1
 
@@ -160,6 +162,60 @@ def average_overlap(blocks_a, blocks_b, depth, normalize: bool = True) -> np.nda
             attrs={"normalize": int(normalize)},
         )
     return result
+
+
+def ua_ranking_overlap(plausibility, blocks, depth: int) -> xr.DataArray:
+    """UA average overlap@L of a partial ranking with ties and each draw's ranking.
+
+    Per draw ``m`` and item ``i``: ``meanAO@L(Y(lambda^(m)_i), b_i)`` of
+    :func:`average_overlap`, with ``Y`` the draw's ranking of the classes (strict, ties to the
+    lowest class index) and ``b_i`` the given partial ranking (e.g. a classifier's top-k list
+    with the rest unranked, or a reader's differential diagnosis). The draw's soft
+    permutation is a permutation, so ``UAO(Y, Y) = 1`` and only its top ``L`` classes count:
+    with ``S[i, j, p] = sum_{k=p+1}^{L} Q_b[i, k, j] / k``,
+
+        UAO(Y, b_i) = (1/L) sum_{r=0}^{L-1} S[i, Y_r, r],
+        meanAO = UAO(Y, b_i) / sqrt(UAO(b_i, b_i))     (0 for an empty ranking ``b_i``).
+
+    With ``b`` the classifier's full ranking (:func:`scores_to_blocks`) this is
+    :func:`~plausible.metrics.ua_average_overlap`.
+
+    Parameters
+    ----------
+    plausibility : DataTree, Dataset, DataArray or top classes
+        Plausibility draws in either storage (:func:`plausible.metrics.as_draws`).
+    blocks : int array_like or DataArray, shape (item, class)
+        Block index of every class (0 = first block, equal = tied, -1 = unranked), aligned to
+        the draws like classifier scores.
+    depth : int
+        ``L``, ``1 <= L <= n_classes``.
+
+    Returns
+    -------
+    xarray.DataArray
+        float64 in ``[0, 1]``, dims ``(sample dims..., "item")``, named
+        ``ua_ranking_overlap``, ``attrs["depth"] = L``. Memory: ``S`` holds
+        ``n_items * n_classes * L`` floats.
+    """
+    draws = as_draws(plausibility)
+    lay = draws.layout
+    depth = check_k(depth, lay.n_classes, "depth")
+    b, _ = _as_blocks(align_item_class(blocks, draws, "blocks"), "blocks")
+    before, size = _block_offsets(b)
+    ks = np.arange(1, depth + 1, dtype=np.float64)[np.newaxis, :, np.newaxis]
+    q = np.clip((ks - before[:, np.newaxis, :]) / size[:, np.newaxis, :], 0.0, 1.0)  # (i, L, K)
+    q[(b == UNRANKED).all(axis=1)] = 0.0  # an empty ranking overlaps nothing
+    self_overlap = (q * q).sum(axis=-1) @ (1.0 / ks.ravel()) / depth  # UAO(b, b), (item,)
+    tail = np.cumsum((q / ks)[:, ::-1], axis=1)[:, ::-1]  # tail[i, p, j] = sum_{k > p} q / k
+    norm = np.where(self_overlap > 0, depth * np.sqrt(np.maximum(self_overlap, 1e-300)), np.inf)
+    flat = (tail / norm[:, np.newaxis, np.newaxis]).transpose(0, 2, 1).reshape(-1)  # (i, K, L)
+    rank = np.arange(depth)
+    out = np.empty((lay.n_samples, lay.n_items))
+    for block, top in draws.iter_top(depth):
+        item = np.arange(block.items.start, block.items.stop)[:, np.newaxis]
+        index = (item * lay.n_classes + top) * depth + rank  # (n, ni, L)
+        flat.take(index).sum(axis=-1, out=out[block.samples, block.items])
+    return draws.per_sample_item(out, "ua_ranking_overlap", attrs={"depth": depth})
 
 
 def scores_to_blocks(scores) -> np.ndarray | xr.DataArray:

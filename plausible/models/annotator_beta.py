@@ -67,7 +67,7 @@ from scipy.special import expit
 from plausible.data.labels import Labels
 from plausible.data.validation import positive
 from plausible.inference.annotator_beta_gibbs import AccuracyBlock, AnnotatorBetaGibbs, item_patterns
-from plausible.inference.conjugacy import declare_gibbs
+from plausible.inference.declarations import declare_gibbs
 from plausible.inference.slice_hyper import BetaHyperSpec
 
 ACCURACY_KINDS = ("hierarchical", "symmetric", "pooled")

@@ -42,7 +42,7 @@ import pytensor.tensor as pt
 import xarray as xr
 
 from plausible.data.labels import Labels
-from plausible.inference.conjugacy import declare_gibbs
+from plausible.inference.declarations import declare_gibbs
 from plausible.inference.difficulty_gibbs import ClassGibbs
 
 

@@ -19,7 +19,7 @@ import pytensor.tensor as pt
 from pytensor.tensor.special import xlogy
 
 from plausible.data.validation import positive
-from plausible.inference.conjugacy import declare_gibbs
+from plausible.inference.declarations import declare_gibbs
 from plausible.inference.dirichlet_gibbs import DirichletGibbs
 
 
@@ -36,7 +36,8 @@ def pseudo_count_prior(pseudo_counts, *, reliability, alpha):
         "plausibility", a=pt.broadcast_to(prior, shape), dims=("item", "class")
     )
     concentration = prior + gamma * pseudo_counts
-    declare_gibbs(pm.modelcontext(None), DirichletGibbs, [plausibility], concentration=concentration)
+    declare_gibbs(pm.modelcontext(None), DirichletGibbs, [plausibility], concentration=concentration,
+                  pseudo_counts=pseudo_counts)
     return plausibility, gamma
 
 

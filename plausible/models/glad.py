@@ -68,7 +68,7 @@ from pytensor.link.numba.dispatch.basic import numba_njit, register_funcify_defa
 
 from plausible.data.labels import Labels
 from plausible.data.validation import positive
-from plausible.inference.conjugacy import declare_gibbs
+from plausible.inference.declarations import declare_gibbs
 from plausible.inference.difficulty_gibbs import class_posterior
 from plausible.inference.difficulty_slice import DifficultySlice, LabelGroups
 from plausible.models.difficulty import add_class_layer, check_labels, coords, label_indices

@@ -10,7 +10,10 @@ Reliability ``gamma`` multiplies the rankings' log-likelihood:
 * ``gibbs=True`` (default): ``gamma`` must be a whole number, the number of times every reader
   counts. The model declares the exact
   :class:`~plausible.inference.plackett_luce_gibbs.PlackettLuceGibbs` step (each copy with its
-  own augmentation), so :func:`plausible.sample` needs no NUTS.
+  own augmentation), so PyMC's loop needs no NUTS, and the compiled candidate-space sampler
+  :func:`~plausible.inference.plackett_luce_sampler.sample_candidates` (the same sweep plus
+  independence Metropolis moves), which :func:`plausible.sample` runs unless dense storage is
+  asked for: its trace holds the candidate form of :mod:`plausible.metrics.storage`.
 * ``gibbs=False``: any real ``gamma > 0`` (tempered PL). There is no conjugate sampler; the
   model has no Gibbs declaration and PyMC samples ``log lambda`` with NUTS using the exact
   differentiable likelihood. With a whole ``gamma`` both builds have the same posterior (this
@@ -29,8 +32,9 @@ import pytensor.tensor as pt
 
 from plausible.data.rankings import Rankings
 from plausible.data.validation import positive, positive_integer
-from plausible.inference.conjugacy import declare_gibbs
+from plausible.inference.declarations import declare_gibbs, declare_sampler
 from plausible.inference.plackett_luce_gibbs import PlackettLuceGibbs
+from plausible.inference.plackett_luce_sampler import sample_candidates
 from plausible.maths.plackett_luce import layout, log_likelihood, log_likelihood_pt
 
 WHOLE_RELIABILITY = "the Gibbs sampler repeats every reader; pass gibbs=False to temper with NUTS"
@@ -64,6 +68,8 @@ def build(rankings, *, reliability: float = 1, gibbs: bool = True,
     if gibbs:
         declare_gibbs(model, PlackettLuceGibbs, [worth], layout=gibbs_layout, shape=shape,
                       rate=rate)
+        declare_sampler(model, sample_candidates, width=gibbs_layout.max_candidates,
+                        rankings=rankings, reliability=weight, shape=shape, rate=rate)
     return model
 
 

@@ -48,7 +48,7 @@ from scipy import special
 
 from plausible.data.ratings import Ratings, RatingSummary
 from plausible.data.validation import positive
-from plausible.inference.conjugacy import declare_gibbs
+from plausible.inference.declarations import declare_gibbs
 from plausible.inference.nig_gibbs import NIGGibbs
 from plausible.models.ratings_empirical import EmpiricalBayesFit, fit_empirical_bayes
 from plausible.models.ratings_nig import (
@@ -78,6 +78,7 @@ __all__ = [
     "rao_blackwell_prob_below",
     "set_reliability",
     "set_threshold",
+    "shard_options",
     "stream_certainty",
     "threshold_plausibility",
 ]
@@ -261,6 +262,30 @@ def build(
         )
         declare_gibbs(model, NIGGibbs, [mu, sigma2], posterior=posterior)
     return model
+
+
+def shard_options(ratings: Ratings, *, prior="empirical", reliability: float = 1.0,
+                  annotator_effects: bool = False, **options) -> dict:
+    """The options of :func:`build` for sampling ``ratings`` in shards of items: items are
+    independent given fixed hyper-parameters, so an empirical-Bayes prior is fitted once, on
+    all items, and every shard gets it as fixed values (a plain dict). Hierarchical priors and
+    annotator offsets are shared across items: ``ValueError``."""
+    if annotator_effects:
+        raise ValueError("annotator offsets are shared across items: a ratings model with "
+                         "annotator_effects=True cannot be sampled in shards")
+    reliability = positive("reliability", reliability)
+    if isinstance(prior, str) and prior == "empirical":
+        prior = fit_empirical_bayes(ratings, reliability=reliability).prior
+    if isinstance(prior, EmpiricalBayesFit):
+        prior = prior.prior
+    if isinstance(prior, NIGPrior):
+        prior = prior.as_dict()
+    if not isinstance(prior, Mapping) or set(prior) != set(HYPERPARAMETERS) or any(
+            callable(value) for value in prior.values()):
+        raise ValueError("sampled (hierarchical) hyper-parameters are shared across items: fix "
+                         "them (prior='empirical' or an NIGPrior) to sample ratings in shards")
+    return {**options, "prior": {name: float(prior[name]) for name in HYPERPARAMETERS},
+            "reliability": reliability}
 
 
 def set_reliability(model: pm.Model, reliability: float) -> None:

@@ -35,7 +35,9 @@ class ModelEntry:
     ``"repetitions"``), ``item_independent`` (items conditionally independent given fixed
     hyper-parameters, so items can be sampled in shards), ``classes`` (``"any"`` or a
     restriction such as ``"binary"``), ``required`` (options the builder cannot default, e.g.
-    the ratings threshold) and a one-line ``summary``.
+    the ratings threshold), a one-line ``summary``, ``candidate_width(data)`` (the candidate
+    slots the model's candidate form needs, None without one) and ``shard_options(data,
+    **options)`` (the options with whatever depends on all items fixed, for sharding).
     """
 
     name: str
@@ -46,15 +48,24 @@ class ModelEntry:
     summary: str
     classes: str = "any"
     required: tuple[str, ...] = field(default_factory=tuple)
+    candidate_width: Callable | None = None
+    shard_options: Callable | None = None
+
+
+def _most_named(data) -> int:
+    return int(data.n_named().max(initial=0))
 
 
 ENTRIES = (
     ModelEntry("dirichlet", dirichlet.build, "votes", "tempering", True,
-               "Dirichlet(gamma * votes + alpha) plausibilities, exact conjugate draws"),
+               "Dirichlet(gamma * votes + alpha) plausibilities, exact conjugate draws",
+               candidate_width=_most_named),
     ModelEntry("prirn", prirn.build, "rankings", "tempering", True,
-               "probabilistic inverse rank normalisation: Dirichlet(gamma * IRN + alpha)"),
+               "probabilistic inverse rank normalisation: Dirichlet(gamma * IRN + alpha)",
+               candidate_width=_most_named),
     ModelEntry("plackett-luce", plackett_luce.build, "rankings", "repetitions", True,
-               "Bayesian Plackett-Luce with ties, exact Gibbs (real reliability: gibbs=False)"),
+               "Bayesian Plackett-Luce with ties, exact Gibbs (real reliability: gibbs=False)",
+               candidate_width=_most_named),
     ModelEntry("annotator-beta", annotator_beta.build, "labels", "tempering", False,
                "Carpenter's hierarchical Beta sensitivities and specificities, exact Gibbs",
                classes="binary"),
@@ -64,7 +75,7 @@ ENTRIES = (
                "Su's item difficulty x annotator fallibility, Gibbs classes + slice parameters"),
     ModelEntry("normal-inverse-gamma", ratings.build, "ratings", "tempering", True,
                "Normal-Inverse-Gamma ratings thresholded into two classes, exact NIG draws",
-               required=("threshold",)),
+               required=("threshold",), shard_options=ratings.shard_options),
 )
 _BY_NAME = {entry.name: entry for entry in ENTRIES}
 

@@ -38,7 +38,7 @@ import pytensor.tensor as pt
 
 from plausible.data.labels import Labels
 from plausible.data.validation import positive
-from plausible.inference.conjugacy import declare_gibbs
+from plausible.inference.declarations import declare_gibbs
 from plausible.inference.difficulty_gibbs import class_posterior
 from plausible.inference.difficulty_slice import DifficultySlice
 from plausible.models.difficulty import add_class_layer, check_labels, coords, label_indices

@@ -1,0 +1,71 @@
+"""What a model builder tells :func:`plausible.sample` about its model.
+
+A model builder knows its conjugate structure; :func:`plausible.sample` does not. The builder
+records it on the ``pm.Model`` it returns:
+
+* :func:`declare_gibbs`: an exact step method covers some free variables; ``sample``
+  instantiates the declared steps and leaves every other free variable to PyMC's automatic
+  assignment (NUTS, slice, ...). When every declared step is ``independent`` (each draw an
+  exact posterior draw whatever the chain's state) and they cover every free variable,
+  ``sample`` draws all chains and draws in batches instead of running PyMC's loop
+  (:mod:`plausible.inference.exact`).
+* :func:`declare_sampler`: a compiled sampler runs the whole model faster than PyMC's loop
+  and writes the candidate form of :mod:`plausible.metrics.storage` (Plackett–Luce);
+  ``sample`` hands the model to it unless dense storage is asked for.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pymc as pm
+
+_GIBBS = "_plausible_gibbs"
+_SAMPLER = "_plausible_sampler"
+
+
+@dataclass(frozen=True)
+class GibbsDeclaration:
+    """A Gibbs step class, the random variables it updates, and its keyword arguments."""
+
+    step: type
+    vars: tuple
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def instantiate(self, model: pm.Model):
+        return self.step(list(self.vars), model=model, **self.kwargs)
+
+
+@dataclass(frozen=True)
+class SamplerDeclaration:
+    """A compiled sampler ``sampler(draws=, tune=, chains=, seed=, cores=, **kwargs) ->
+    DataTree`` of the whole model, with the model-specific keyword arguments ``kwargs``, whose
+    trace holds ``width`` candidate slots per item (for the memory guard)."""
+
+    sampler: Callable
+    width: int
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+def declare_gibbs(model: pm.Model, step: type, vars, *, first: bool = False, **kwargs) -> None:
+    """Record that ``step(vars, **kwargs)`` samples ``vars`` exactly given the rest (after the
+    steps declared before it in each iteration, or before all of them with ``first``)."""
+    declared = getattr(model, _GIBBS, ())
+    new = GibbsDeclaration(step, tuple(vars), kwargs)
+    setattr(model, _GIBBS, (new, *declared) if first else (*declared, new))
+
+
+def declared_gibbs(model: pm.Model) -> tuple[GibbsDeclaration, ...]:
+    """The Gibbs steps a model builder declared, in the order they run in an iteration."""
+    return getattr(model, _GIBBS, ())
+
+
+def declare_sampler(model: pm.Model, sampler: Callable, *, width: int, **kwargs) -> None:
+    """Record that ``sampler(draws=..., tune=..., chains=..., seed=..., cores=..., **kwargs)``
+    samples the whole model into a candidate-form DataTree of ``width`` candidate slots."""
+    setattr(model, _SAMPLER, SamplerDeclaration(sampler, int(width), kwargs))
+
+
+def declared_sampler(model: pm.Model) -> SamplerDeclaration | None:
+    """The compiled sampler a model builder declared, if any."""
+    return getattr(model, _SAMPLER, None)
