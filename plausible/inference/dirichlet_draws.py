@@ -1,10 +1,14 @@
 """Exact Dirichlet draws in compiled batches, dense or in candidate form.
 
 Each draw of ``lambda_i ~ Dirichlet(a_i)`` is ``G / sum(G)`` with independent
-``G_c ~ Gamma(a_ic, 1)``. Rows whose shapes are all ``>= 1`` draw ``G`` directly; a row with a
-shape below 1 draws ``log G`` (:func:`plausible.maths.logspace.log_gamma_draw`, finite for any
-shape) and normalises in log space, so tiny shapes (``alpha = 0.01`` in PrIRN) never
-underflow to an all-zero row.
+``G_c ~ Gamma(a_ic, 1)``; a shape ``a < 1`` is drawn as ``G' U^(1/a)`` with ``G' ~ Gamma(a + 1)``
+and ``U ~ U(0, 1]`` (Marsaglia–Tsang's boost). A row with a shape ``>= 1`` normalises the
+``G`` directly: its sum is at least that entry's ``G``, a positive normal number, and an entry
+of a tiny shape that underflows to 0 is one whose plausibility is below ``1e-308`` of the
+row's. A row whose shapes are all below 1 draws ``log G``
+(:func:`plausible.maths.logspace.log_gamma_draw`, finite for any shape) and normalises in
+log space, so tiny shapes (``alpha = 0.01`` in PrIRN with a small reliability) never give an
+all-zero row.
 
 **Candidate form** (:mod:`plausible.metrics.storage`): when the classes an item's annotations
 do not name all have the same shape ``a``, their total is one ``Gamma(n_pooled a)`` draw
@@ -28,15 +32,19 @@ from plausible.maths.logspace import log_gamma_draw
 @numba.njit(nogil=True, cache=True)
 def _normalised_row(rng, shape, n, out):  # pragma: no cover - compiled
     """Write a Dirichlet(``shape[:n]``) draw into ``out[:n]`` (float64 arithmetic)."""
-    small = False
+    large = False
     for c in range(n):
-        if shape[c] < 1.0:
-            small = True
+        if shape[c] >= 1.0:
+            large = True
             break
-    if not small:
+    if large:
         total = 0.0
         for c in range(n):
-            g = rng.standard_gamma(shape[c])
+            a = shape[c]
+            if a >= 1.0:
+                g = rng.standard_gamma(a)
+            else:
+                g = rng.standard_gamma(a + 1.0) * math.exp(math.log(1.0 - rng.random()) / a)
             out[c] = g
             total += g
         for c in range(n):

@@ -19,6 +19,7 @@ All stream over the draws block by block and read only each draw's top classes
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import xarray as xr
 
@@ -62,17 +63,39 @@ def ua_topk_accuracy(plausibility, scores, k: int = 1) -> xr.DataArray:
     return draws.per_sample_item(out, "ua_topk_accuracy", attrs={"k": k})
 
 
+@numba.njit(nogil=True, cache=True)
+def _hits_kernel(top, member, sizes, out):  # pragma: no cover - compiled
+    """``out[s, i] = sum_{r < sizes[i]} member[i, top[s, i, r]]``: ``top (n, m, depth)``,
+    ``member (m, K)`` bool, ``sizes (m,)``."""
+    n, m, _ = top.shape
+    for s in range(n):
+        for i in range(m):
+            hits = 0
+            for r in range(sizes[i]):
+                hits += member[i, top[s, i, r]]
+            out[s, i] = hits
+
+
+@numba.njit(nogil=True, cache=True)
+def _overlap_kernel(top, positions, weight, out):  # pragma: no cover - compiled
+    """``out[s, i] = sum_r weight[max(positions[i, top[s, i, r]], r)]``: ``top (n, m, L)``,
+    ``positions (m, K)`` (each class's rank under the scores), ``weight (K,)``."""
+    n, m, depth = top.shape
+    for s in range(n):
+        for i in range(m):
+            total = 0.0
+            for r in range(depth):
+                total += weight[max(positions[i, top[s, i, r]], r)]
+            out[s, i] = total
+
+
 def _set_hits(draws: Draws, member: np.ndarray, sizes: np.ndarray):
     """Per block ``(block, hits)``: ``hits[m, i] = |C_i cap Y_top-|C_i|(lambda^(m)_i)|``."""
-    n_classes = member.shape[1]
     depth = int(sizes.max())
-    flat_member = member.ravel()
-    row = np.arange(member.shape[0], dtype=np.intp) * n_classes
-    within = np.arange(depth)[np.newaxis, :] < sizes[:, np.newaxis]  # (item, depth)
     for block, top in draws.iter_top(depth):  # (n, ni, depth)
-        hit = flat_member[np.add(top, row[block.items, np.newaxis], dtype=np.intp)]
-        hit &= within[block.items]
-        yield block, hit.sum(axis=-1)
+        hits = np.empty(top.shape[:2], dtype=np.int64)
+        _hits_kernel(top, member[block.items], sizes[block.items], hits)
+        yield block, hits
 
 
 def ua_set_accuracy(plausibility, prediction_sets) -> xr.DataArray:
@@ -149,16 +172,12 @@ def ua_average_overlap(plausibility, scores, depth: int) -> xr.DataArray:
     scores = as_scores(scores, draws)
     lay = draws.layout
     depth = check_k(depth, lay.n_classes, "depth")
-    positions = score_positions(scores).ravel()
+    positions = score_positions(scores)
     harmonic = np.concatenate([[0.0], np.cumsum(1.0 / np.arange(1, lay.n_classes + 1))])
     # weight[q] = (H_L - H_q) / L for q < L, else 0; q = max(draw rank, score rank)
     weight = np.zeros(lay.n_classes)
     weight[:depth] = (harmonic[depth] - harmonic[:depth]) / depth
-    draw_rank = np.arange(depth)
-    row = np.arange(lay.n_items, dtype=np.intp) * lay.n_classes
     out = np.empty((lay.n_samples, lay.n_items))
     for block, top in draws.iter_top(depth):  # (n, ni, L)
-        rank = positions[np.add(top, row[block.items, np.newaxis], dtype=np.intp)]
-        np.maximum(rank, draw_rank, out=rank)
-        weight[rank].sum(axis=-1, out=out[block.samples, block.items])
+        _overlap_kernel(top, positions[block.items], weight, out[block.samples, block.items])
     return draws.per_sample_item(out, "ua_average_overlap", attrs={"depth": depth})

@@ -93,6 +93,27 @@ def label_certainty(plausibility) -> xr.DataArray:
                         coords={**draws.item_coords(), **draws.class_coords()}, name="certainty")
 
 
+@numba.njit(nogil=True, cache=True)
+def _set_codes(sets, table, out):  # pragma: no cover - compiled
+    """``out[s, i]``: the combinatorial code ``sum_r binom(c_r, r + 1)`` of the set
+    ``sets[s, i]`` (sorted here, ascending ``c_1 < ... < c_j``)."""
+    n, m, j = sets.shape
+    ordered = np.empty(j, dtype=np.int64)
+    for s in range(n):
+        for i in range(m):
+            for r in range(j):  # insertion sort of j small entries
+                c = sets[s, i, r]
+                q = r
+                while q > 0 and ordered[q - 1] > c:
+                    ordered[q] = ordered[q - 1]
+                    q -= 1
+                ordered[q] = c
+            code = 0
+            for r in range(j):
+                code += table[ordered[r], r]
+            out[s, i] = code
+
+
 def _combinadic_table(n_classes: int, j: int) -> np.ndarray:
     """int64 ``(K, j)`` with ``table[c, r] = binom(c, r + 1)``."""
     return np.array([[comb(c, r + 1) for r in range(j)] for c in range(n_classes)], dtype=np.int64)
@@ -124,13 +145,13 @@ class _SetCounter:
             self.n_pending = 0
 
     def add(self, samples: slice, items: slice, sets: np.ndarray) -> None:
-        """``sets`` ``(n, ni, j)``: sorted top-j class indices of ``samples`` x ``items``."""
+        """``sets`` ``(n, ni, j)``: top-j class indices of ``samples`` x ``items``, in any
+        order."""
         n, n_i, j = sets.shape
         item_index = np.arange(items.start, items.stop, dtype=np.int64)
         if self.keyed:
-            code = np.zeros((n, n_i), dtype=np.int64)
-            for r in range(j):
-                code += self.table[sets[..., r], r]
+            code = np.empty((n, n_i), dtype=np.int64)
+            _set_codes(sets, self.table, code)
             if self.dense:
                 code += (item_index - items.start) * self.n_sets
                 lo, hi = items.start * self.n_sets, items.stop * self.n_sets
@@ -144,7 +165,7 @@ class _SetCounter:
         else:  # binom(K, j) too large for an int64 key: unique rows (item, c_1..c_j)
             rows = np.empty((n, n_i, 1 + j), dtype=np.int64)
             rows[..., 0] = item_index
-            rows[..., 1:] = sets
+            rows[..., 1:] = np.sort(sets, axis=-1)
             keys, counts = np.unique(rows.reshape(-1, 1 + j), axis=0, return_counts=True)
         self.pending.append((keys, counts))
         self.n_pending += len(counts)
@@ -206,7 +227,7 @@ def annotation_certainty(plausibility, top: int = 1) -> xr.DataArray:
     else:
         counter = _SetCounter(lay.n_items, lay.n_classes, top, lay.n_samples)
         for block, sets in draws.iter_top(top):
-            counter.add(block.samples, block.items, np.sort(sets, axis=-1))
+            counter.add(block.samples, block.items, sets)
         best = counter.max_per_item()
     return xr.DataArray(best / lay.n_samples, dims=(ITEM,), coords=draws.item_coords(),
                         name="annotation_certainty", attrs={"top": top})
