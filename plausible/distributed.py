@@ -134,6 +134,10 @@ def _sample_shard(data, model: str, options: dict, storage: str, draws: int, tun
         full = trace["constant_data"].to_dataset()
         constant = full[[CANDIDATE_CLASS, N_POOLED]].assign_coords({CLASS: full[CLASS]})
         groups = {"posterior": posterior[[CANDIDATES, POOLED]], "constant_data": constant}
+    if "log_likelihood" in trace.children:
+        groups["log_likelihood"] = trace["log_likelihood"].to_dataset()
+    groups["sample_stats"] = xr.Dataset(attrs=trace["sample_stats"].attrs) \
+        if "sample_stats" in trace.children else xr.Dataset()
     result = xr.DataTree.from_dict({name: ds.load() for name, ds in groups.items()})
     # The DataTree is a reference cycle: without a collection here the shard's full trace
     # outlives the task, and a worker's memory grows with the shards it has run.
@@ -164,8 +168,9 @@ def _write_shard(store: str, index: int, data, model, options, storage, draws, t
     n_chains, n_draws, n_items = (posterior.sizes[d] for d in ("chain", "draw", ITEM))
     width = (posterior.sizes[CANDIDATE] + 1) if CANDIDATE in posterior.sizes else posterior.sizes["class"]
     draw_block, _ = chunk_steps(Layout(("chain", "draw"), (n_chains, n_draws), n_items, 1), width)
-    encoding = {"/posterior": {name: {"chunks": (1, draw_block, *var.shape[2:])}
-                               for name, var in posterior.data_vars.items()}}
+    encoding = {f"/{group}": {name: {"chunks": (1, draw_block, *var.shape[2:])}
+                              for name, var in tree[group].to_dataset().data_vars.items()}
+                for group in ("posterior", "log_likelihood") if group in tree.children}
     tmp = Path(store) / f".tmp-{final.stem}-{uuid.uuid4().hex}"
     tree.to_zarr(tmp, mode="w", encoding=encoding, consolidated=False, zarr_format=3)
     try:
@@ -403,18 +408,24 @@ def open_shard(store, index: int) -> xr.DataTree:
 
 def _concat(parts: list[xr.DataTree], storage: str) -> xr.DataTree:
     """One trace from shard traces, concatenated along ``item`` (candidate slots padded to the
-    widest shard)."""
+    widest shard); the per-item log-likelihood too, and ``sample_stats`` keeps the shards'
+    attributes (exact draws say so)."""
     posteriors = [p["posterior"].to_dataset() for p in parts]
+    groups = {"sample_stats": xr.Dataset(attrs=parts[0]["sample_stats"].attrs)
+              if "sample_stats" in parts[0].children else xr.Dataset()}
+    if all("log_likelihood" in p.children for p in parts):
+        groups["log_likelihood"] = xr.concat([p["log_likelihood"].to_dataset() for p in parts],
+                                             dim=ITEM, join="exact")
     if storage == "dense":
         posterior = xr.concat(posteriors, dim=ITEM, join="exact") if len(parts) > 1 else posteriors[0]
-        return xr.DataTree.from_dict({"posterior": posterior})
+        return xr.DataTree.from_dict({"posterior": posterior, **groups})
     constants = [p["constant_data"].to_dataset() for p in parts]
     posterior = xr.concat(posteriors, dim=ITEM, join="outer", fill_value={CANDIDATES: 0.0}) \
         if len(parts) > 1 else posteriors[0]
     constant = xr.concat(constants, dim=ITEM, join="outer", fill_value={CANDIDATE_CLASS: PADDING},
                          data_vars="all", coords="different", compat="equals") \
         if len(parts) > 1 else constants[0]
-    return xr.DataTree.from_dict({"posterior": posterior, "constant_data": constant})
+    return xr.DataTree.from_dict({"posterior": posterior, "constant_data": constant, **groups})
 
 
 def open_trace(store) -> xr.DataTree:

@@ -27,11 +27,39 @@ def trace_from(values):
 def test_convergence_report_flags_stuck_chains_and_passes_mixed_ones():
     rng = np.random.default_rng(0)
     good = trace_from(rng.normal(size=(4, 1000)))
-    assert convergence_report(good).ok
+    assert convergence_report(good).converged
+    assert convergence_report(good).text.startswith("Converged: all 1 variables pass")
     stuck = rng.normal(size=(4, 1000)) + np.array([0, 0, 0, 3.0])[:, None]
     report = convergence_report(trace_from(stuck))
     assert not report.ok
-    assert "x: max R-hat" in report.text and "Convergence not reached" in report.text
+    assert "x: max R-hat" in report.text and report.text.startswith("Not converged")
+
+
+@pytest.mark.parametrize("shape, reason", [
+    ((1, 1000), "1 chain"), ((4, 3), "3 draws per chain"), ((4, 1000, 0), "no values"),
+])
+def test_convergence_report_never_claims_what_it_did_not_measure(shape, reason):
+    values = np.random.default_rng(2).normal(size=shape)
+    dims = ("chain", "draw", "item")[:len(shape)]
+    report = convergence_report(xr.DataTree.from_dict(
+        {"posterior": xr.Dataset({"x": (dims, values)})}))
+    assert report.status == "not assessed" and not report.converged and report.ok
+    assert reason in report.table.loc["x", "reason"]
+    assert report.text.startswith("Not assessed") and "not claimed" in report.text
+    assert "inf" not in report.text
+
+
+def test_convergence_report_constant_variable_is_not_assessed_and_exact_draws_say_so():
+    rng = np.random.default_rng(3)
+    posterior = xr.Dataset({"x": (("chain", "draw"), rng.normal(size=(4, 500))),
+                            "fixed": (("chain", "draw"), np.ones((4, 500)))})
+    report = convergence_report(xr.DataTree.from_dict({"posterior": posterior}))
+    assert report.table.loc["fixed", "status"] == "not assessed"
+    assert report.status == "not assessed" and "fixed: constant in every draw" in report.text
+    exact = xr.DataTree.from_dict({"posterior": posterior, "sample_stats": xr.Dataset(
+        attrs={"independent_draws": 1})})
+    assert convergence_report(exact).status == "exact draws"
+    assert convergence_report(exact).converged
 
 
 def test_convergence_report_flags_low_ess():

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 
 from plausible.data.digest import content_hash
 from plausible.data.validation import (
@@ -135,6 +136,15 @@ class Labels:
             f"label {fmt(values[k])} is not one of the classes {list(classes)[:20]}",
         )
         return cls(item_code, annotator_code, code, items, annotators, classes)
+
+    def to_dataarray(self) -> xr.DataArray:
+        """The labels as class ids, ``(annotation,)``, with the item and annotator of each
+        annotation as coordinates ``label_item`` / ``label_annotator`` (a trace's
+        ``observed_data``)."""
+        return xr.DataArray(
+            self.classes[self.label], dims="annotation",
+            coords={"label_item": ("annotation", self.items[self.item]),
+                    "label_annotator": ("annotation", self.annotators[self.annotator])})
 
     def to_frame(self) -> pd.DataFrame:
         """Long table with columns item, annotator, label holding the ids."""

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 
 from plausible.data.digest import content_hash
 from plausible.data.validation import (
@@ -197,6 +198,16 @@ class Rankings:
     def content_hash(self) -> str:
         """SHA-256 of the rankings and ids (:mod:`plausible.data.digest`)."""
         return content_hash(self)
+
+    def to_dataarray(self) -> xr.DataArray:
+        """The ranked classes as class ids, ``(entry,)``, with coordinates ``entry_item``
+        (item id), ``entry_reader`` (reader within the item) and ``entry_block`` (0 = top;
+        equal = tied) (a trace's ``observed_data``)."""
+        return xr.DataArray(
+            self.classes[self.label], dims="entry",
+            coords={"entry_item": ("entry", self.items[self.item]),
+                    "entry_reader": ("entry", self.reader),
+                    "entry_block": ("entry", self.block)})
 
     def to_selectors(self) -> list[list[list[list[int]]]]:
         """Nested lists cases -> readers -> blocks -> class ids (inverse of ``from_selectors``)."""

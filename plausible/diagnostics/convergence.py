@@ -1,8 +1,17 @@
-"""Convergence report: max R-hat and min bulk / tail ESS per posterior variable.
+"""Convergence report: per posterior variable, converged, not converged, or not assessed.
 
-Thresholds follow Vehtari et al. (2021): rank-normalised split R-hat below 1.01 and
-at least 100 effective draws per chain (400 for 4 chains) in the bulk and the tails.
-The estimators are :mod:`plausible.diagnostics.estimators` (ArviZ's, vectorised).
+Thresholds follow Vehtari et al. (2021): rank-normalised split R-hat below 1.01 and at least
+100 effective draws per chain (400 for 4 chains) in the bulk and the tails, for the worst
+element of the variable. The estimators are :mod:`plausible.diagnostics.estimators`
+(ArviZ's, vectorised).
+
+A report never claims what it did not measure. A variable is **not assessed** when R-hat and
+ESS cannot be computed: fewer than :data:`MIN_CHAINS` chains or :data:`MIN_DRAWS` draws per
+chain, no elements (a trace of 0 items), or every element constant over the draws (e.g. a
+plausibility fixed at 0). A trace of exact independent posterior draws (the batched exact
+route, ``sample_stats.attrs["independent_draws"]``) has no Markov chain to converge: its
+variables are reported as ``exact draws``, and its Monte Carlo error is that of independent
+draws (ESS = number of draws).
 """
 
 from dataclasses import dataclass
@@ -12,79 +21,136 @@ import pandas as pd
 
 from plausible.diagnostics.estimators import convergence_diagnostics
 
+MIN_CHAINS = 2
+"""R-hat compares chains: fewer and it is not assessed."""
+MIN_DRAWS = 4
+"""Split R-hat halves each chain: fewer draws per chain and it is not assessed."""
+
+CONVERGED, NOT_CONVERGED, NOT_ASSESSED, EXACT = ("converged", "not converged", "not assessed",
+                                                 "exact draws")
+
 
 @dataclass(frozen=True)
 class ConvergenceReport:
-    """Per-variable worst-case diagnostics and whether they pass the thresholds.
+    """Per-variable worst-case diagnostics and their verdict.
 
-    ``table`` is indexed by variable with columns ``max_rhat``, ``min_ess_bulk``,
-    ``min_ess_tail`` and ``ok``.
+    ``table`` is indexed by variable with columns ``status`` (``"converged"``, ``"not
+    converged"``, ``"not assessed"`` or ``"exact draws"``), ``max_rhat``, ``min_ess_bulk``,
+    ``min_ess_tail`` (NaN where not computed) and ``reason`` (why a variable is not assessed
+    or fails); ``n_chains``, ``n_draws`` are the trace's.
     """
 
     table: pd.DataFrame
     rhat_max: float
     ess_min: float
+    n_chains: int
+    n_draws: int
+
+    @property
+    def status(self) -> str:
+        """``"not converged"`` if any variable fails; else ``"converged"`` if every variable
+        passes (or all are exact draws: ``"exact draws"``); else ``"not assessed"``."""
+        statuses = set(self.table["status"])
+        if NOT_CONVERGED in statuses:
+            return NOT_CONVERGED
+        if statuses == {EXACT}:
+            return EXACT
+        if statuses and statuses <= {CONVERGED, EXACT}:
+            return CONVERGED
+        return NOT_ASSESSED
+
+    @property
+    def converged(self) -> bool:
+        """Every variable measured and passing (exact draws count as passing)."""
+        return self.status in (CONVERGED, EXACT)
 
     @property
     def ok(self) -> bool:
-        return bool(self.table["ok"].all())
+        """No variable measured as failing (the report found nothing wrong; it may not have
+        assessed everything: see :attr:`status`)."""
+        return self.status != NOT_CONVERGED
 
     @property
     def text(self) -> str:
-        failing = self.table[~self.table["ok"]]
-        if failing.empty:
-            return (
-                f"All {len(self.table)} variables converged: R-hat <= {self.rhat_max}, "
-                f"bulk and tail ESS >= {self.ess_min:g}."
-            )
-        lines = [
-            f"Convergence not reached for {len(failing)} of {len(self.table)} variables "
-            f"(thresholds: R-hat <= {self.rhat_max}, bulk/tail ESS >= {self.ess_min:g}); "
-            "draw more samples or check the model before trusting these results:"
-        ]
-        for name, row in failing.iterrows():
-            lines.append(
-                f"  {name}: max R-hat {row.max_rhat:.3f}, min bulk ESS {row.min_ess_bulk:.0f}, "
-                f"min tail ESS {row.min_ess_tail:.0f}"
-            )
+        n = len(self.table)
+        thresholds = f"R-hat <= {self.rhat_max}, bulk and tail ESS >= {self.ess_min:g}"
+        status = self.status
+        if status == EXACT:
+            return (f"Exact independent posterior draws ({self.n_chains} x {self.n_draws}): no "
+                    "Markov chain, nothing to converge.")
+        if status == CONVERGED:
+            return f"Converged: all {n} variables pass ({thresholds})."
+        lines = []
+        failing = self.table[self.table["status"] == NOT_CONVERGED]
+        if not failing.empty:
+            lines.append(f"Not converged: {len(failing)} of {n} variables fail ({thresholds}); "
+                         "draw more samples or check the model before trusting these results:")
+            for name, row in failing.iterrows():
+                lines.append(f"  {name}: max R-hat {row.max_rhat:.3f}, min bulk ESS "
+                             f"{row.min_ess_bulk:.0f}, min tail ESS {row.min_ess_tail:.0f}")
+        unassessed = self.table[self.table["status"] == NOT_ASSESSED]
+        if not unassessed.empty:
+            head = ("Not assessed" if failing.empty and len(unassessed) == n else
+                    f"{len(unassessed)} of {n} variables not assessed")
+            lines.append(f"{head}: convergence was not measured, so it is not claimed:")
+            for reason, group in unassessed.groupby("reason", sort=False):
+                lines.append(f"  {', '.join(map(str, group.index))}: {reason}")
         return "\n".join(lines)
 
     def __str__(self) -> str:
         return self.text
 
 
+def _row(status, reason="", rhat=np.nan, bulk=np.nan, tail=np.nan) -> dict:
+    return {"status": status, "max_rhat": rhat, "min_ess_bulk": bulk, "min_ess_tail": tail,
+            "reason": reason}
+
 
 def convergence_report(
     trace, var_names=None, *, rhat_max: float = 1.01, ess_per_chain: float = 100.0
 ) -> ConvergenceReport:
-    """R-hat and ESS of every posterior variable of ``trace`` (an ``xarray.DataTree``).
+    """R-hat and ESS of every posterior variable of ``trace`` (an ``xarray.DataTree``), each
+    variable converged, not converged or not assessed (see the module docstring).
 
-    A variable passes when its worst element has R-hat <= ``rhat_max`` and bulk and tail
-    ESS >= ``ess_per_chain * n_chains``. Elements that never move (e.g. a plausibility of
-    exactly 0 in every draw) give NaN diagnostics and are ignored.
-
-    The diagnostics are those of ``arviz.rhat`` and ``arviz.ess(method="bulk" / "tail")``,
-    computed by :func:`convergence_diagnostics`.
+    A variable converges when its worst element has R-hat <= ``rhat_max`` and bulk and tail
+    ESS >= ``ess_per_chain * n_chains``; elements that never move are left out of the worst
+    case, and a variable all of whose elements never move is not assessed. Estimators:
+    :func:`convergence_diagnostics` (``arviz.rhat``, ``arviz.ess``).
     """
     posterior = trace["posterior"].to_dataset()
     if isinstance(var_names, str):
         var_names = [var_names]
     names = list(var_names) if var_names is not None else list(posterior.data_vars)
-    n_chains = posterior.sizes["chain"]
+    n_chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
     ess_min = ess_per_chain * n_chains
+    exact = "sample_stats" in trace.children and bool(
+        trace["sample_stats"].attrs.get("independent_draws", 0))
+    too_few = []
+    if n_chains < MIN_CHAINS:
+        too_few.append(f"{n_chains} chain (R-hat needs >= {MIN_CHAINS})")
+    if n_draws < MIN_DRAWS:
+        too_few.append(f"{n_draws} draws per chain (needs >= {MIN_DRAWS})")
     rows = {}
     for name in names:
-        da = posterior[name].transpose("chain", "draw", ...)
-        diag = convergence_diagnostics(da.values)
-        worst_rhat = float(np.nanmax(diag.rhat, initial=-np.inf))
-        worst_bulk = float(np.nanmin(diag.ess_bulk, initial=np.inf))
-        worst_tail = float(np.nanmin(diag.ess_tail, initial=np.inf))
-        rows[name] = {
-            "max_rhat": worst_rhat,
-            "min_ess_bulk": worst_bulk,
-            "min_ess_tail": worst_tail,
-            "ok": worst_rhat <= rhat_max and worst_bulk >= ess_min and worst_tail >= ess_min,
-        }
-    table = pd.DataFrame.from_dict(rows, orient="index")
-    return ConvergenceReport(table=table, rhat_max=rhat_max, ess_min=ess_min)
-
+        da = posterior[name]
+        if exact:
+            rows[name] = _row(EXACT, "independent draws")
+        elif too_few:
+            rows[name] = _row(NOT_ASSESSED, "; ".join(too_few))
+        elif da.size == 0:
+            rows[name] = _row(NOT_ASSESSED, "no values (0 elements)")
+        else:
+            diag = convergence_diagnostics(da.transpose("chain", "draw", ...).values)
+            if np.isnan(diag.rhat).all():
+                rows[name] = _row(NOT_ASSESSED, "constant in every draw")
+                continue
+            rhat, bulk, tail = (float(np.nanmax(diag.rhat)), float(np.nanmin(diag.ess_bulk)),
+                                float(np.nanmin(diag.ess_tail)))
+            passed = rhat <= rhat_max and bulk >= ess_min and tail >= ess_min
+            rows[name] = _row(CONVERGED if passed else NOT_CONVERGED,
+                              "" if passed else "thresholds not met", rhat, bulk, tail)
+    table = pd.DataFrame.from_dict(rows, orient="index",
+                                   columns=["status", "max_rhat", "min_ess_bulk", "min_ess_tail",
+                                            "reason"])
+    return ConvergenceReport(table=table, rhat_max=rhat_max, ess_min=ess_min, n_chains=n_chains,
+                             n_draws=n_draws)

@@ -2,14 +2,19 @@
 sampler, the :func:`sample` entry point and simulation-based calibration of a sampler."""
 
 from plausible.inference.annotator_beta_gibbs import AnnotatorBetaGibbs
-from plausible.inference.declarations import declare_gibbs, declared_gibbs
+from plausible.inference.declarations import (
+    declare_gibbs,
+    declare_log_likelihood,
+    declared_gibbs,
+    declared_log_likelihood,
+)
 from plausible.inference.difficulty_gibbs import ClassGibbs
 from plausible.inference.difficulty_slice import DifficultySlice
 from plausible.inference.dirichlet_gibbs import DirichletGibbs
 from plausible.inference.nig_gibbs import NIGGibbs
 from plausible.inference.plackett_luce_gibbs import PlackettLuceGibbs
 from plausible.inference.plackett_luce_sampler import sample_candidates
-from plausible.inference.sampling import sample
+from plausible.inference.sampling import add_log_likelihood, sample
 from plausible.inference.sbc import SBCResult, simulation_based_calibration
 
 __all__ = [
@@ -20,8 +25,11 @@ __all__ = [
     "NIGGibbs",
     "PlackettLuceGibbs",
     "SBCResult",
+    "add_log_likelihood",
     "declare_gibbs",
+    "declare_log_likelihood",
     "declared_gibbs",
+    "declared_log_likelihood",
     "sample",
     "sample_candidates",
     "simulation_based_calibration",

@@ -12,6 +12,11 @@ records it on the ``pm.Model`` it returns:
 * :func:`declare_sampler`: a compiled sampler runs the whole model faster than PyMC's loop
   and writes the candidate form of :mod:`plausible.metrics.storage` (Plackett–Luce);
   ``sample`` hands the model to it unless dense storage is asked for.
+* :func:`declare_log_likelihood`: the model's per-item log-likelihood as a function of a
+  trace, and its observations; ``sample`` writes the ``log_likelihood`` and
+  ``observed_data`` groups with them (``az.loo`` / ``az.compare`` read them). Many of the
+  models' likelihoods are potentials with latent classes summed out or pseudo-likelihoods,
+  which PyMC cannot split per item itself.
 """
 
 from collections.abc import Callable
@@ -19,9 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pymc as pm
+import xarray as xr
 
 _GIBBS = "_plausible_gibbs"
 _SAMPLER = "_plausible_sampler"
+_LIKELIHOOD = "_plausible_log_likelihood"
 
 
 @dataclass(frozen=True)
@@ -69,3 +76,33 @@ def declare_sampler(model: pm.Model, sampler: Callable, *, width: int, **kwargs)
 def declared_sampler(model: pm.Model) -> SamplerDeclaration | None:
     """The compiled sampler a model builder declared, if any."""
     return getattr(model, _SAMPLER, None)
+
+
+@dataclass(frozen=True)
+class LikelihoodDeclaration:
+    """A model's per-item log-likelihood.
+
+    ``pointwise(trace) -> xr.DataArray (chain, draw, item)``: for every posterior draw, the
+    factor item ``i``'s annotations contribute to the log posterior — ``gamma log p(y_i |
+    theta)`` at reliability ``gamma``, with any per-item latent class summed out (so that
+    PSIS-LOO's importance ratios leave exactly item ``i`` out). At ``gamma = 1`` it is the
+    log predictive density of the item's annotations in the order they were made (no
+    multinomial coefficient), so models of the same annotations compare with ``az.compare``.
+    ``name``: the variable's name in ``log_likelihood`` and ``observed_data``;
+    ``observed``: the annotations as a DataArray (None when PyMC records them itself).
+    """
+
+    name: str
+    pointwise: Callable
+    observed: xr.DataArray | None = None
+
+
+def declare_log_likelihood(model: pm.Model, name: str, pointwise: Callable, *,
+                           observed: xr.DataArray | None = None) -> None:
+    """Record the model's per-item log-likelihood (see :class:`LikelihoodDeclaration`)."""
+    setattr(model, _LIKELIHOOD, LikelihoodDeclaration(name, pointwise, observed))
+
+
+def declared_log_likelihood(model: pm.Model) -> LikelihoodDeclaration | None:
+    """The per-item log-likelihood a model builder declared, if any."""
+    return getattr(model, _LIKELIHOOD, None)

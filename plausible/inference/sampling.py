@@ -35,7 +35,7 @@ import pymc as pm
 import xarray as xr
 
 from plausible.diagnostics.convergence import convergence_report
-from plausible.inference.declarations import declared_gibbs, declared_sampler
+from plausible.inference.declarations import declared_gibbs, declared_log_likelihood, declared_sampler
 from plausible.inference.exact import CANDIDATE_DTYPE, candidate_form, covers_exactly, sample_exact
 from plausible.inference import memory
 from plausible.metrics.storage import candidate_nbytes, dense_nbytes
@@ -114,6 +114,7 @@ def sample(
     dispersion: float = 2.0,
     progressbar: bool = True,
     check_convergence: bool = True,
+    log_likelihood: bool = True,
     **kwargs,
 ) -> xr.DataTree:
     """Sample ``model`` and return its trace as an ``xarray.DataTree``.
@@ -146,6 +147,10 @@ def sample(
     check_convergence
         Warn with :func:`plausible.diagnostics.convergence_report`'s text when a variable of
         an MCMC trace fails the R-hat / ESS thresholds (exact draws need no check).
+    log_likelihood
+        Write the ``log_likelihood`` group (per item, ``(chain, draw, item)``) and the
+        annotations in ``observed_data`` from the model's declaration
+        (:func:`add_log_likelihood`), for ``az.loo`` / ``az.compare``.
     **kwargs
         Passed to ``pm.sample`` (e.g. ``target_accept`` for NUTS) or to the compiled sampler
         (e.g. ``thin``).
@@ -170,7 +175,8 @@ def sample(
     if sampler is not None and storage != "dense":
         trace = _sample_compiled(model, sampler, draws, tune, chains, seed, cores, budget, kwargs)
     elif covers_exactly(model, steps):
-        return _sample_exact(model, steps, draws, chains, seed, cores, storage, budget, store)
+        trace = _sample_exact(model, steps, draws, chains, seed, cores, storage, budget, store)
+        return _with_log_likelihood(trace, model, log_likelihood, budget)
     else:
         if storage == "candidate":
             raise ValueError("this model has no candidate storage; use storage='dense' (or "
@@ -181,6 +187,41 @@ def sample(
         report = convergence_report(trace)
         if not report.ok:
             warnings.warn(report.text, stacklevel=2)
+    return _with_log_likelihood(trace, model, log_likelihood, budget)
+
+
+def _with_log_likelihood(trace, model, wanted: bool, budget: int):
+    if wanted and declared_log_likelihood(model) is not None:
+        return add_log_likelihood(trace, model, budget=budget)
+    return trace
+
+
+def add_log_likelihood(trace: xr.DataTree, model: pm.Model, *, budget: int | None = None
+                       ) -> xr.DataTree:
+    """Write ``log_likelihood/<name> (chain, draw, item)`` and ``observed_data/<name>`` into
+    ``trace`` (in place; returned) from the model's :func:`declare_log_likelihood`.
+
+    The pointwise values take ``chains x draws x items`` float64; when that exceeds
+    ``budget`` (bytes; default the memory budget), nothing is written and a warning says so.
+    A model that declares none raises ``ValueError``.
+    """
+    declaration = declared_log_likelihood(model)
+    if declaration is None:
+        raise ValueError("this model declares no per-item log-likelihood")
+    posterior = trace["posterior"]
+    size = 8 * prod(posterior.sizes[d] for d in ("chain", "draw")) * len(model.coords["item"])
+    budget = memory.memory_budget(None) if budget is None else budget
+    if size > budget:
+        warnings.warn(f"the per-item log-likelihood would take {memory.format_bytes(size)}, more "
+                      f"than the memory budget of {memory.format_bytes(budget)}: not written "
+                      "(az.loo needs it; use shards of items or fewer draws)", stacklevel=3)
+        return trace
+    pointwise = declaration.pointwise(trace)
+    trace["log_likelihood"] = xr.DataTree(xr.Dataset({declaration.name: pointwise}))
+    if declaration.observed is not None:
+        observed = (trace["observed_data"].to_dataset() if "observed_data" in trace.children
+                    else xr.Dataset())
+        trace["observed_data"] = xr.DataTree(observed.assign({declaration.name: declaration.observed}))
     return trace
 
 

@@ -6,9 +6,12 @@
     =>  lambda_i | s_i ~ Dirichlet(gamma * s_i + alpha)
 
 The votes are an observed ``Multinomial(n_i, lambda_i)`` (so the trace carries
-``observed_data`` and ``log_likelihood`` and ``pm.sample_posterior_predictive`` makes
-replicated vote histograms); reliability ``gamma != 1`` tempers that likelihood through a
-``Potential`` adding ``(gamma - 1) sum s log lambda``. ``gamma -> inf`` collapses the
+``observed_data`` and ``pm.sample_posterior_predictive`` makes replicated vote histograms);
+reliability ``gamma != 1`` tempers that likelihood through a ``Potential`` adding
+``(gamma - 1) sum s log lambda``. The trace's ``log_likelihood/votes (chain, draw, item)`` is
+``gamma sum_c s_ic log lambda_ic`` (:func:`pseudo_count_log_likelihood`): the log-probability
+of the item's votes as a sequence of labels, without the multinomial coefficient, so that it
+compares with the annotator models' on the same labels. ``gamma -> inf`` collapses the
 posterior on the vote shares; ``gamma`` and ``alpha`` are ``pm.Data``, so a reliability
 sweep is ``pm.set_data`` plus a new :func:`plausible.sample` call.
 """
@@ -16,11 +19,14 @@ sweep is ``pm.set_data`` plus a new :func:`plausible.sample` call.
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
+import xarray as xr
 from pytensor.tensor.special import xlogy
 
 from plausible.data.validation import positive
-from plausible.inference.declarations import declare_gibbs
+from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
 from plausible.inference.dirichlet_gibbs import DirichletGibbs
+from plausible.metrics.chunks import iter_blocks, read
+from plausible.metrics.storage import NAME, CandidateStorage, layout, storage_form
 
 
 def pseudo_count_prior(pseudo_counts, *, reliability, alpha):
@@ -41,6 +47,56 @@ def pseudo_count_prior(pseudo_counts, *, reliability, alpha):
     return plausibility, gamma
 
 
+def weighted_log_plausibility(trace, weights: np.ndarray) -> xr.DataArray:
+    """``sum_c w_ic log lambda_ic`` per draw and item, ``(chain, draw, item)``, from either
+    storage (:mod:`plausible.metrics.storage`), in blocks of bounded size.
+
+    ``weights`` float ``(item, class)``, ``>= 0``; a term with ``w_ic = 0`` is 0 whatever
+    ``lambda_ic``. In candidate form only the candidates may carry weight (the pooled classes
+    are those no annotation names); a weight on a pooled class is a ``ValueError``.
+    """
+    weights = np.asarray(weights, dtype=np.float64)
+    posterior = trace["posterior"]
+    if storage_form(trace) == "dense":
+        values = posterior[NAME].transpose("chain", "draw", "item", "class")
+        slot_weights = weights
+        items = values["item"].values
+    else:
+        storage = CandidateStorage.from_trace(trace)
+        values = storage.values.transpose("chain", "draw", "item", "candidate")
+        rows, slots = np.nonzero(storage.candidate_class >= 0)
+        slot_weights = np.zeros(storage.candidate_class.shape)
+        slot_weights[rows, slots] = weights[rows, storage.candidate_class[rows, slots]]
+        if not np.isclose(slot_weights.sum(), weights.sum(), rtol=1e-12, atol=0):
+            raise ValueError("weights on pooled classes: the candidate form stores only the "
+                             "classes the annotations name")
+        items = storage.items
+    lay = layout(values.rename({values.dims[-1]: "class"}))
+    out = np.empty((lay.n_samples, lay.n_items))
+    for block in iter_blocks(lay, slot_weights.shape[1]):
+        w = slot_weights[block.items]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(w > 0, w * np.log(read(values, block)), 0.0)
+        out[block.samples, block.items] = terms.sum(axis=-1)
+    return xr.DataArray(out.reshape(*lay.sample_shape, lay.n_items), dims=("chain", "draw", "item"),
+                        coords={"chain": posterior["chain"].values,
+                                "draw": posterior["draw"].values, "item": items})
+
+
+def pseudo_count_log_likelihood(pseudo_counts: np.ndarray):
+    """The pointwise log-likelihood of a pseudo-count model, ``trace -> gamma sum_c s_ic log
+    lambda_ic`` ``(chain, draw, item)`` with ``gamma`` the trace's ``reliability``
+    (:func:`weighted_log_plausibility`). For votes it is the log-probability of each item's
+    votes as a sequence of labels; for PrIRN's IRN scores it is a pseudo-likelihood, so LOO
+    compares PrIRN fits with each other only."""
+
+    def pointwise(trace) -> xr.DataArray:
+        gamma = float(trace["constant_data"]["reliability"])
+        return gamma * weighted_log_plausibility(trace, pseudo_counts)
+
+    return pointwise
+
+
 def build(votes, *, reliability: float = 1.0, alpha: float = 1.0) -> pm.Model:
     """PyMC model of ``Dirichlet(gamma * s + alpha)`` plausibilities for a :class:`Votes`.
 
@@ -56,6 +112,7 @@ def build(votes, *, reliability: float = 1.0, alpha: float = 1.0) -> pm.Model:
             dims=("item", "class"),
         )
         pm.Potential("tempering", (gamma - 1.0) * xlogy(counts, plausibility).sum())
+    declare_log_likelihood(model, "votes", pseudo_count_log_likelihood(votes.counts))
     return model
 
 

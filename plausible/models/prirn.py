@@ -3,14 +3,17 @@
 ``p(lambda | b) = Dirichlet(gamma * IRN(b) + alpha)`` with ``IRN`` the normalised inverse
 rank normalisation of :mod:`plausible.models.irn`. As a PyMC model:
 ``lambda ~ Dirichlet(alpha)`` plus the pseudo-likelihood ``gamma * sum_c IRN_c log lambda_c``
-(a ``Potential``: rankings have no generative model here). Reference defaults
+(a ``Potential``: rankings have no generative model here). The trace's
+``log_likelihood/rankings`` holds that pseudo-likelihood per item, ``gamma sum_c IRN_ic log
+lambda_ic``: LOO compares PrIRN fits with each other, not with Plackett–Luce. Reference defaults
 ``alpha = 0.01``; reliabilities ``gamma`` in {10, 20, 30, 50, 100} in the paper's figures.
 """
 
 import pymc as pm
 from pytensor.tensor.special import xlogy
 
-from plausible.models.dirichlet import pseudo_count_prior
+from plausible.inference.declarations import declare_log_likelihood
+from plausible.models.dirichlet import pseudo_count_log_likelihood, pseudo_count_prior
 from plausible.models.irn import irn
 
 
@@ -29,4 +32,6 @@ def build(
         pseudo_counts = pm.Data("irn", scores.values, dims=("item", "class"))
         plausibility, gamma = pseudo_count_prior(pseudo_counts, reliability=reliability, alpha=alpha)
         pm.Potential("rankings", gamma * xlogy(pseudo_counts, plausibility).sum())
+    declare_log_likelihood(model, "rankings", pseudo_count_log_likelihood(scores.values),
+                           observed=rankings.to_dataarray())
     return model
