@@ -25,10 +25,10 @@ $(VENV)/.installed: pyproject.toml
 # data are available, else of the simulated toy data set.
 demo: install
 	@if [ -n "$(PLAUSIBLE_DATA)" ] && [ -f "$(PLAUSIBLE_DATA)/cifar10h/cifar10h-counts.npy" ]; then \
-		$(VENV)/bin/plausible certainty --dataset cifar10h -o results/cifar10h-certainty.csv; \
+		$(VENV)/bin/plausible aggregate --dataset cifar10h -o results/cifar10h-certainty.csv --force; \
 	else \
 		echo "PLAUSIBLE_DATA not set: running on the simulated toy data set"; \
-		$(VENV)/bin/plausible certainty --dataset toy -o results/toy-certainty.csv; \
+		$(VENV)/bin/plausible aggregate --dataset toy -o results/toy-certainty.csv --force; \
 	fi
 
 # Tests run on every core (pytest-xdist, one test handed out at a time); the notebooks, the

@@ -9,6 +9,9 @@ checks read those draws from an ArviZ ``xarray.DataTree``::
     trace = pl.sample(pl.models.dirichlet.build(votes, reliability=1.0), seed=0)
     pl.metrics.annotation_certainty(trace).mean()
 
+or, from a table of annotations to a checked posterior in one call, ``pl.aggregate(df)``
+(:mod:`plausible.aggregation`).
+
 Importing plausible sets PyTensor's ``numba__fastmath`` flag to False for the whole process
 (see the README's "Reproducibility"): fast-math lets LLVM reorder floating-point reductions
 differently in each compilation, and a seed must give the same draws.
@@ -30,10 +33,14 @@ from plausible import (  # noqa: E402
     plots,
     testing,
 )
+from plausible.aggregation import Aggregation, aggregate, load  # noqa: E402
 from plausible.inference import sample  # noqa: E402
 
 __version__ = "0.1.0"
 __all__ = [
+    "Aggregation",
+    "aggregate",
+    "load",
     "calibration",
     "data",
     "diagnostics",

@@ -1,224 +1,445 @@
-"""Command line: ``plausible certainty`` aggregates annotations and reports certainty.
+"""Command line: ``plausible aggregate`` fits an aggregation model to an annotation file and
+writes per-item plausibilities; ``plausible evaluate`` scores a classifier against a saved
+aggregation; ``plausible models`` lists the models.
 
 Examples::
 
-    plausible certainty --dataset cifar10h                 # public data (PLAUSIBLE_DATA)
-    plausible certainty votes.csv --reliability 3 -o certainty.csv
-    plausible certainty rankings.json --reliability 20     # PrIRN on partial rankings
-    plausible certainty --dataset toy                      # simulated, needs no data
+    plausible aggregate labels.csv -o plausibilities.csv          # task, worker, label
+    plausible aggregate votes.csv --model dirichlet --reliability 3 -o out.csv
+    plausible aggregate rankings.json --reliability 20 --save run.nc
+    plausible aggregate ratings.csv --threshold 50 -o out.csv      # item, worker, score
+    plausible aggregate --dataset cifar10h -o cifar10h.csv         # public data (PLAUSIBLE_DATA)
+    plausible evaluate run.nc predictions.csv -o metrics.csv
+
+Every error exits with status 2 and one line naming the file, column, item or option; no
+output file is written unless the run succeeds (written to a temporary file, then renamed),
+and an existing one is replaced only with ``--force``.
 """
 
+from __future__ import annotations
+
 import argparse
+import logging
+import os
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
-
 EPILOG = """\
-input formats:
-  votes      .csv: one row per item, one column per class, integer vote counts;
-             an 'item' column, if present, names the items.
-             .npy: an integer array (item, class).
-  rankings   .json: the "selectors" format, a list over items of lists over
-             readers of ordered blocks of tied class ids, e.g. [[[0, 3], [2]]]
-             is one item, one reader ranking {0, 3} (tied) above {2}.
+input formats (recognised from the file's columns, or named with --format):
+  long       one row per annotation: item, annotator, label columns; crowd-kit's
+             task, worker, label by default, others named with --item, --annotator, --label
+  ratings    long, with a numeric score column (--score) instead of a label
+  rankings   long, with a rank column (lower is better, equal ranks tied), or a .json file
+             of "selectors": items -> readers -> ordered blocks of tied class ids
+  votes      wide: one row per item, an 'item' column and one integer count column per class
+files: .csv, .tsv, .parquet, .json, .npy (an integer item x class vote array).
 
-model: votes get the Dirichlet model Dir(reliability * votes + alpha); rankings
-get PrIRN, Dir(reliability * IRN + alpha). Higher reliability trusts the
-annotators more and raises certainty; alpha is a prior count per class.
+models (plausible models lists them): default dirichlet for votes, prirn for rankings,
+annotator-beta for binary labels, glad for other labels, normal-inverse-gamma for ratings
+(needs --threshold). Reliability: trust in the annotators (higher = more certain).
 
-output: a summary table on the terminal and, with -o, one CSV row per item:
-  top_class       most plausible class (posterior mean plausibility)
-  certainty_top1  share of posterior draws whose top-1 class is the most common one
-  certainty_top2  the same for the top-2 set, certainty_top3 for the top-3 set
+output (-o): one row per item with
+  item                   the item's id as in the input
+  top_class              the class most often the most plausible over the posterior draws
+  probability_top_class  its posterior mean plausibility
+  certainty_top1         the share of draws in which top_class is the most plausible class
+  plausibility_<class>   the posterior mean plausibility of every class
 """
 
-DEFAULTS = {"votes": (1.0, 1.0), "rankings": (10.0, 0.01)}
+ERRORS = (ValueError, TypeError, OSError, KeyError)
 
 
-def _read_votes(path: Path):
-    from plausible.data import Votes
-
-    if path.suffix == ".npy":
-        return Votes.from_counts(np.load(path))
-    frame = pd.read_csv(path)
-    items = frame.pop("item").to_numpy() if "item" in frame.columns else None
-    non_numeric = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
-    if non_numeric:
-        raise ValueError(f"{path}: vote columns must be numeric counts, got {non_numeric}")
-    return Votes.from_counts(frame.to_numpy(), items=items, classes=frame.columns.to_numpy())
+class UsageError(ValueError):
+    """A bad option or path, found before any work is done."""
 
 
-def _read_rankings(path: Path):
-    import json
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
 
-    from plausible.data import Rankings
 
-    return Rankings.from_selectors(json.loads(path.read_text()))
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
+    return value
+
+
+def check_output(path: str | None, option: str, force: bool) -> Path | None:
+    """The output ``path`` of ``option`` if it can be written: not a directory (unless a
+    ``.zarr`` store), not an existing file without ``--force``, inside a writable folder."""
+    if path is None:
+        return None
+    out = Path(path)
+    if out.is_dir() and out.suffix != ".zarr":
+        raise UsageError(f"{option} {out} is a directory; give a file name")
+    if out.exists() and not force:
+        raise UsageError(f"{option} {out} exists; pass --force to overwrite it")
+    folder = out.parent if str(out.parent) else Path(".")
+    ancestor = folder
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise UsageError(f"{option} {out}: {ancestor} is a file, not a folder")
+    if not os.access(ancestor, os.W_OK):
+        raise UsageError(f"{option} {out}: folder {ancestor} is not writable")
+    return out
+
+
+def write_table(frame, path: Path) -> None:
+    """``frame`` to ``path`` (CSV, or TSV / Parquet by suffix), atomically."""
+    from plausible.aggregation import write_atomic
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        write_atomic(path, lambda tmp: frame.to_parquet(tmp, index=False))
+    else:
+        sep = "\t" if suffix in (".tsv", ".tab") else ","
+        write_atomic(path, lambda tmp: frame.to_csv(tmp, index=False, sep=sep))
 
 
 def load_annotations(args):
-    """``(kind, data, description)`` from a file or a built-in data set."""
+    """``(annotations, description)`` from the file or the built-in data set."""
     from plausible import data
+    from plausible.data import tables
 
     if args.dataset == "toy":
-        return "votes", data.simulate_toy(seed=args.seed).votes, "simulated toy data (3 classes)"
+        return data.simulate_toy(seed=args.seed).votes, "simulated toy data (3 classes)"
     if args.dataset == "cifar10h":
-        return "votes", data.load_cifar10h(args.data_home), "CIFAR-10H human votes"
+        return data.load_cifar10h(args.data_home), "CIFAR-10H human votes"
     if args.dataset == "dermatology":
-        return "rankings", data.load_dermatology(args.data_home).rankings, "dermatology rankings"
-    path = Path(args.annotations)
-    if not path.exists():
-        raise FileNotFoundError(f"annotation file {path} does not exist")
-    if path.suffix == ".json":
-        return "rankings", _read_rankings(path), str(path)
-    if path.suffix in (".csv", ".npy"):
-        return "votes", _read_votes(path), str(path)
-    raise ValueError(f"{path}: unknown format {path.suffix!r} (use .csv or .npy votes, .json rankings)")
+        return data.load_dermatology(args.data_home).rankings, "dermatology rankings"
+    columns = {role: getattr(args, role) for role in ("item", "annotator", "label", "score",
+                                                      "rank")}
+    return tables.read_annotations(args.annotations, format=args.format, **columns), \
+        str(args.annotations)
 
 
-def certainty(args) -> int:
-    from rich.console import Console
-    from rich.table import Table
+def aggregate(args) -> int:
+    """``plausible aggregate``: see the module docstring."""
+    output = check_output(args.output, "-o", args.force)
+    saved = check_output(args.save, "--save", args.force)
+    if args.store is not None and Path(args.store).exists() and not Path(args.store).is_dir():
+        raise UsageError(f"--store {args.store} is a file; give a folder (new, or of an earlier "
+                         "run to resume)")
+    logging.getLogger("pymc").setLevel(logging.WARNING)
 
-    import plausible as pl
+    from plausible import aggregation, models
 
-    console = Console(stderr=False)
-    kind, annotations, description = load_annotations(args)
-    reliability = args.reliability if args.reliability is not None else DEFAULTS[kind][0]
-    alpha = args.alpha if args.alpha is not None else DEFAULTS[kind][1]
-    build = pl.models.dirichlet.build if kind == "votes" else pl.models.prirn.build
-    model = build(annotations, reliability=reliability, alpha=alpha)
-    console.print(
-        f"[bold]{description}[/]: {annotations.n_items} items, {annotations.n_classes} classes; "
-        f"{'Dirichlet' if kind == 'votes' else 'PrIRN'} model, reliability {reliability:g}, "
-        f"alpha {alpha:g}; {args.chains} chains x {args.draws} draws"
-    )
+    console = _console()
+    annotations, description = load_annotations(args)
+    name = args.model or aggregation.default_model(annotations)
+    entry = models.entry(name)
+    options = {} if args.threshold is None else {"threshold": args.threshold}
+    if args.alpha is not None:
+        options["alpha"] = args.alpha
+    if args.reliability is not None:
+        options["reliability"] = args.reliability
+    missing = [option for option in entry.required if option not in options]
+    if missing:
+        raise UsageError(f"model {name!r} needs --{missing[0]} ({entry.summary})")
+    sharded = args.store or args.scheduler or args.workers
+    if sharded and not entry.item_independent:
+        raise UsageError(f"--store/--scheduler/--workers shard items, which needs a model whose "
+                         f"items are independent; {name!r} is not (use "
+                         f"{', '.join(models.available().query('item_independent').index)})")
     start = time.perf_counter()
-    tops = [j for j in (1, 2, 3) if j <= annotations.n_classes]
-    if args.store or args.scheduler or args.workers:
-        trace, per_item = _sharded(args, kind, annotations, reliability, alpha, tops, console)
-        report = None
+    if sharded:
+        result = _sharded(args, aggregation, annotations, name, options, console)
     else:
-        trace = pl.sample(model, draws=args.draws, chains=args.chains, seed=args.seed,
-                          progressbar=not args.no_progress, check_convergence=False)
-        report = pl.diagnostics.convergence_report(trace)
-        per_item = {f"certainty_top{j}": pl.metrics.annotation_certainty(trace, top=j).values
-                    for j in tops}
-    elapsed = time.perf_counter() - start
+        result = aggregation.aggregate(annotations, name, draws=args.draws, chains=args.chains,
+                                       seed=args.seed, progressbar=not args.no_progress,
+                                       **options)
+    frame = result.to_frame()
+    from plausible.diagnostics import convergence_report
 
-    mean_plausibility = trace.posterior["plausibility"].mean(("chain", "draw")).compute()
-    frame = pd.DataFrame(
-        {
-            "item": mean_plausibility["item"].values,
-            "top_class": mean_plausibility["class"].values[mean_plausibility.argmax("class").values],
-            **per_item,
-        }
-    )
-    table = Table(title="Annotation certainty per item")
-    for column in ("", "mean over items", f"items < {args.threshold:g}", "min"):
-        table.add_column(column, justify="right")
-    for name in per_item:
-        values = frame[name]
-        table.add_row(name, f"{values.mean():.4f}", f"{int((values < args.threshold).sum())}",
-                      f"{values.min():.4f}")
-    console.print(table)
-    lowest = frame.nsmallest(args.show, "certainty_top1")
-    console.print(f"Least certain items:\n{lowest.to_string(index=False)}")
-    if report is not None:
-        console.print(report.text, style="green" if report.ok else "yellow")
-    console.print(f"sampling + metrics: {elapsed:.1f} s")
-    if args.output:
-        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-        frame.to_csv(args.output, index=False)
-        console.print(f"per-item results written to {args.output}")
+    checked = result.check() if args.check else convergence_report(result.trace)
+    if saved is not None:
+        result.save(saved)
+    if output is not None:
+        write_table(frame, output)
+    elapsed = time.perf_counter() - start
+    if args.store is None and sharded:
+        result.cleanup()
+    _print_summary(console, args, result, frame, description, elapsed, checked, output, saved)
     return 0
 
 
-def _sharded(args, kind, annotations, reliability, alpha, tops, console):
-    """Sample shards on Dask (or in-process) into ``--store``; certainty reduced per shard."""
+def _console():
+    """A rich console that, when stdout is a closed pipe (``| head``), stops printing quietly
+    instead of exiting with status 1 (rich's default): the output files are written."""
+    from rich.console import Console
+
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+    return PipeConsole(stderr=False, soft_wrap=True)
+
+
+def _print_summary(console, args, result, frame, description, elapsed, checked, output, saved):
+    from rich.table import Table
+
+    chosen = " (default for the format)" if args.model is None else ""
+    sizes = result.plausibility.sizes
+    console.print(f"[bold]{description}[/]: {sizes['item']} items, {sizes['class']} classes; "
+                  f"{result.model} model{chosen}; {args.chains} chains x {args.draws} draws")
+    table = Table(title="Certainty of the top class per item")
+    for column in ("", "mean over items", f"items < {args.threshold_certainty:g}", "min"):
+        table.add_column(column, justify="right")
+    for column in ("probability_top_class", "certainty_top1"):
+        values = frame[column]
+        table.add_row(column, f"{values.mean():.4f}",
+                      f"{int((values < args.threshold_certainty).sum())}", f"{values.min():.4f}")
+    console.print(table)
+    lowest = frame.nsmallest(args.show, "certainty_top1")[
+        ["item", "top_class", "probability_top_class", "certainty_top1"]]
+    if args.show:
+        console.print(f"Least certain items:\n{lowest.to_string(index=False)}")
+    text = checked.text
+    console.print(text, style="green" if checked_ok(checked) else "yellow", markup=False)
+    console.print(f"sampling + metrics: {elapsed:.1f} s")
+    for path, what in ((output, "per-item results"), (saved, "trace")):
+        if path is not None:
+            console.print(f"{what} written to {path}")
+
+
+def checked_ok(checked) -> bool:
+    report = getattr(checked, "convergence", checked)
+    return report.converged
+
+
+def _sharded(args, aggregation, annotations, name, options, console):
+    """Sample shards of items (Dask workers with --workers/--scheduler, else in-process) into
+    --store (default: a temporary folder removed after the run)."""
+    import shutil
     import tempfile
+
+    from rich.progress import Progress
 
     from plausible import distributed
 
-    if kind != "votes":
-        raise ValueError("--store/--scheduler/--workers support votes (Dirichlet model) only")
     store = args.store or tempfile.mkdtemp(prefix="plausible-shards-")
     client = None
-    if args.scheduler or args.workers:
-        client = distributed.connect(args.scheduler, workers=args.workers or 2)
     try:
-        report = distributed.run_shards(
-            annotations, store, shard_size=args.shard_size, draws=args.draws, chains=args.chains,
-            seed=args.seed, model_kwargs={"reliability": reliability, "alpha": alpha},
-            client=client)
-        streamed = distributed.stream_metrics(store, tops=tops, client=client)
+        if args.scheduler or args.workers:
+            client = distributed.connect(args.scheduler, workers=args.workers or 2)
+        with Progress(console=console, disable=args.no_progress, transient=True) as progress:
+            task = progress.add_task("shards", total=None)
+            report = distributed.run_shards(
+                annotations, store, model=name, model_kwargs=options, shard_size=args.shard_size,
+                draws=args.draws, chains=args.chains, seed=args.seed, client=client,
+                progress=lambda done, total: progress.update(task, completed=done, total=total))
+        trace = distributed.open_trace(store)
+        result = aggregation.Aggregation(trace=trace, model=name, data=annotations,
+                                         default=args.model is None, options=options)
+        result.labels()  # computed while the store exists
+        result.plausibility.load()
+    except BaseException:
+        if args.store is None:
+            shutil.rmtree(store, ignore_errors=True)
+        raise
     finally:
         if client is not None:
             client.close()
     retried = f", retried {sorted(report.retried)}" if report.retried else ""
-    console.print(f"shards: {report.n_shards} ({len(report.skipped)} already complete in "
-                  f"{store}, {len(report.completed)} sampled{retried})")
-    trace = distributed.open_trace(store)
-    return trace, {f"certainty_top{j}": streamed[f"certainty_top{j}"] for j in tops}
+    kept = f" in {store}" if args.store else ""
+    console.print(f"shards: {report.n_shards} ({len(report.skipped)} already complete{kept}, "
+                  f"{len(report.completed)} sampled{retried})")
+    result.cleanup = (lambda: shutil.rmtree(store, ignore_errors=True))
+    return result
+
+
+def evaluate(args) -> int:
+    """``plausible evaluate RUN PREDICTIONS``: UA metrics of a classifier against a saved
+    aggregation."""
+    output = check_output(args.output, "-o", args.force)
+    from plausible import aggregation
+    from plausible.data import tables
+
+    run = Path(args.run)
+    if not run.exists():
+        raise FileNotFoundError(f"{run}: no such file (save an aggregation with "
+                                "plausible aggregate --save RUN.nc)")
+    result = aggregation.load(run)
+    content = tables.read_table(args.predictions)
+    if isinstance(content, list):
+        raise UsageError(f"{args.predictions}: expected a table of predictions or scores")
+    predictions = _predictions(content, args, result)
+    metrics = result.evaluate(predictions, k=args.k)
+    frame = metrics.reset_index()
+    if output is not None:
+        write_table(frame, output)
+    print(frame.to_string(index=False))
+    if output is not None:
+        print(f"metrics written to {output}")
+    return 0
+
+
+def _predictions(frame, args, result):
+    """A Series of predicted classes or a DataFrame of scores, indexed by item."""
+    from plausible.data.tables import ROLES
+
+    item = args.item or next((c for c in ROLES["item"] if c in frame.columns), None)
+    if item is None:
+        raise UsageError(f"{args.predictions}: no item column (item or task; or --item); "
+                         f"columns are {list(frame.columns)}")
+    if frame[item].duplicated().any():
+        raise UsageError(f"{args.predictions}: item {frame[item][frame[item].duplicated()].iloc[0]!r} "
+                         "appears twice")
+    frame = frame.set_index(item)
+    column = args.prediction or next((c for c in ("prediction", "label") if c in frame.columns),
+                                     None)
+    if column is not None:
+        if column not in frame.columns:
+            raise UsageError(f"{args.predictions}: no column {column!r}; columns are "
+                             f"{list(frame.columns)}")
+        return frame[column]
+    classes = result.plausibility["class"].values
+    by_name = {str(c): c for c in frame.columns}
+    missing = [c for c in classes if str(c) not in by_name]
+    if missing:
+        raise UsageError(f"{args.predictions}: no 'prediction' column and no score column for "
+                         f"class {missing[0]!r}; columns are {list(frame.columns)}")
+    scores = frame[[by_name[str(c)] for c in classes]]
+    scores.columns = classes
+    return scores
+
+
+def list_models(args) -> int:
+    from plausible import models
+
+    print(models.available().to_string())
+    return 0
+
+
+class Parser(argparse.ArgumentParser):
+    """Usage errors in one line (``plausible: error: ...``), exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from plausible import __version__
+
+    parser = Parser(
         prog="plausible",
         description="Bayesian aggregation of disagreeing annotations: posterior plausibilities "
-        "and uncertainty-adjusted metrics.",
-    )
+        "and uncertainty-adjusted metrics.")
+    parser.add_argument("--version", action="version", version=f"plausible {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
-    cert = commands.add_parser(
-        "certainty",
-        help="aggregate votes or rankings and report per-item annotation certainty",
-        description="Sample posterior plausibilities for every item and report how certain the "
-        "top-1/2/3 classes are given annotator disagreement.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    source = cert.add_mutually_exclusive_group(required=True)
-    source.add_argument("annotations", nargs="?", help="votes (.csv/.npy) or rankings (.json) file")
+    agg = commands.add_parser(
+        "aggregate", aliases=["certainty"],
+        help="fit an aggregation model to annotations; per-item plausibilities and certainty",
+        description="Sample the posterior plausibilities of every item and report how certain "
+        "the most plausible class is given the annotators' disagreement.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    source = agg.add_mutually_exclusive_group(required=True)
+    source.add_argument("annotations", nargs="?", help="annotation file (see input formats)")
     source.add_argument("--dataset", choices=["toy", "cifar10h", "dermatology"],
                         help="a built-in data set instead of a file (toy needs no download)")
-    cert.add_argument("--reliability", type=float, default=None,
-                      help="trust in the annotators, gamma > 0 (default: 1 for votes, 10 for rankings)")
-    cert.add_argument("--alpha", type=float, default=None,
-                      help="prior count per class (default: 1 for votes, 0.01 for rankings)")
-    cert.add_argument("--draws", type=int, default=1000, help="posterior draws per chain (1000)")
-    cert.add_argument("--chains", type=int, default=4, help="number of chains (4)")
-    cert.add_argument("--seed", type=int, default=0, help="random seed; same seed, same draws (0)")
-    cert.add_argument("--threshold", type=float, default=0.99,
-                      help="count items whose certainty is below this (0.99)")
-    cert.add_argument("--show", type=int, default=10, help="how many least-certain items to list")
-    cert.add_argument("-o", "--output", help="write per-item results to this CSV file")
-    cert.add_argument("--data-home", default=None,
-                      help="folder of the public data sets (default: $PLAUSIBLE_DATA)")
-    cert.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    scale = cert.add_argument_group(
-        "scale out (votes)", "shard items, sample shards on Dask workers, keep draws in a Zarr "
-        "store; a re-run with the same --store resumes, skipping finished shards")
+    agg.add_argument("--model", default=None, help="registry name (default: by format)")
+    agg.add_argument("--format", choices=["long", "votes", "rankings", "ratings"], default=None,
+                     help="input format (default: recognised from the columns)")
+    for role in ("item", "annotator", "label", "score", "rank"):
+        agg.add_argument(f"--{role}", default=None, metavar="COLUMN",
+                         help=f"the {role} column, when not named as by default")
+    agg.add_argument("--reliability", type=_positive_float, default=None,
+                     help="trust in the annotators, gamma > 0 (default: the model's)")
+    agg.add_argument("--alpha", type=_positive_float, default=None,
+                     help="prior count per class of the Dirichlet and PrIRN models")
+    agg.add_argument("--threshold", type=float, default=None,
+                     help="ratings: the score above which an item is positive (required)")
+    agg.add_argument("--draws", type=_positive_int, default=1000, help="draws per chain (1000)")
+    agg.add_argument("--chains", type=_positive_int, default=4, help="number of chains (4)")
+    agg.add_argument("--seed", type=int, default=0, help="random seed; same seed, same draws (0)")
+    agg.add_argument("--certainty-threshold", dest="threshold_certainty", type=float,
+                     default=0.99, help="count items whose certainty is below this (0.99)")
+    agg.add_argument("--show", type=int, default=10, help="how many least-certain items to list")
+    agg.add_argument("--check", action="store_true",
+                     help="also run the model's posterior predictive check")
+    agg.add_argument("-o", "--output", help="write one row per item to this .csv/.tsv/.parquet")
+    agg.add_argument("--save", help="save the trace (.nc or .zarr) for plausible evaluate")
+    agg.add_argument("--force", action="store_true", help="overwrite existing output files")
+    agg.add_argument("--data-home", default=None,
+                     help="folder of the public data sets (default: $PLAUSIBLE_DATA)")
+    agg.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    scale = agg.add_argument_group(
+        "scale out (models with independent items)", "shard items, sample shards in-process or "
+        "on Dask workers, keep the draws in a Zarr store; a re-run with the same --store "
+        "resumes, skipping finished shards")
     scale.add_argument("--store", default=None,
-                       help="directory of the sharded Zarr trace (default: a new temporary one)")
+                       help="folder of the sharded Zarr trace, kept (default: a temporary one, "
+                       "removed after the run)")
     scale.add_argument("--scheduler", default=None, metavar="ADDRESS",
                        help="Dask scheduler address, e.g. tcp://host:8786")
-    scale.add_argument("--workers", type=int, default=None, metavar="N",
+    scale.add_argument("--workers", type=_positive_int, default=None, metavar="N",
                        help="start a local Dask cluster of N workers (without --scheduler)")
-    scale.add_argument("--shard-size", type=int, default=10_000,
+    scale.add_argument("--shard-size", type=_positive_int, default=10_000,
                        help="items per shard (10000)")
-    cert.set_defaults(run=certainty)
+    agg.set_defaults(handler=aggregate)
+
+    ev = commands.add_parser(
+        "evaluate", help="UA metrics of a classifier against a saved aggregation",
+        description="Uncertainty-adjusted accuracy of predictions (a 'prediction' column) or "
+        "scores (one column per class) against the posterior of a saved aggregation "
+        "(plausible aggregate --save RUN.nc).")
+    ev.add_argument("run", help="a saved aggregation (.nc or .zarr)")
+    ev.add_argument("predictions", help="table with an item column and a prediction column or "
+                    "one score column per class")
+    ev.add_argument("--item", default=None, metavar="COLUMN", help="the item column")
+    ev.add_argument("--prediction", default=None, metavar="COLUMN",
+                    help="the predicted-class column (default: prediction or label)")
+    ev.add_argument("--k", type=_positive_int, nargs="+", default=[1, 2, 3],
+                    help="top-k depths for scores (1 2 3)")
+    ev.add_argument("-o", "--output", help="write the metrics to this .csv file")
+    ev.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    ev.set_defaults(handler=evaluate)
+
+    ls = commands.add_parser("models", help="list the aggregation models")
+    ls.set_defaults(handler=list_models)
     return parser
 
 
+def _one_line(error: BaseException) -> str:
+    text = str(error) if str(error) else type(error).__name__
+    if isinstance(error, KeyError):
+        text = f"missing {text}"
+    return " ".join(text.split())
+
+
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
     try:
-        return args.run(args)
-    except (ValueError, FileNotFoundError) as error:
-        print(f"plausible: error: {error}", file=sys.stderr)
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # --help, --version, or a usage error (already printed)
+        return stop.code
+    try:
+        code = args.handler(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+        return code
+    except BrokenPipeError:  # e.g. | head: the files are written; stop printing quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except KeyboardInterrupt:
+        print("plausible: interrupted; no output written", file=sys.stderr)
+        return 130
+    except ERRORS as error:
+        if os.environ.get("PLAUSIBLE_DEBUG"):
+            raise
+        print(f"plausible: error: {_one_line(error)}", file=sys.stderr)
         return 2
 
 

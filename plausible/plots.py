@@ -5,6 +5,7 @@ when None) and returns them, so figures can be combined and restyled.
 * posterior predictive checks: :func:`vote_check`, :func:`annotation_check`,
   :func:`annotation_checks`;
 * convergence: :func:`rank` (ArviZ's rank plot of the least converged variables);
+* aggregation results: :func:`certainty` (the items' top-1 certainty);
 * calibration under disagreement (spec 04): :func:`dpe_reliability_diagram`,
   :func:`calibration_dispersion_map`;
 * testing with noisy labels (spec 03): :func:`labelers_tradeoff`.
@@ -106,6 +107,22 @@ def calibration_dispersion_map(
     ax.axhline(0, color="0.6", lw=0.8)
     ax.set(xlim=(0, 1), xlabel="predicted class probability (bin)", ylabel="loss contribution")
     ax.legend(fontsize=8)
+    return ax
+
+
+def certainty(values, threshold: float = 0.99, title: str = "", ax=None):
+    """Histogram of per-item top-1 certainty ``values`` with the ``threshold`` marked and the
+    number of items below it in the legend."""
+    ax = _axes(ax)
+    values = np.asarray(values, dtype=float)
+    ax.hist(values, bins=np.linspace(min(values.min(initial=1.0), threshold) - 1e-9, 1.0, 41),
+            color="C0")
+    below = int((values < threshold).sum())
+    ax.axvline(threshold, color="C3", ls="--", label=f"{below} of {values.size} items below "
+               f"{threshold:g}")
+    ax.set(xlabel="certainty of the top class (share of posterior draws)", ylabel="items",
+           title=title)
+    ax.legend()
     return ax
 
 

@@ -1,82 +1,294 @@
-"""The ``plausible certainty`` command line on small files and the toy data set."""
+"""The command line: ``plausible aggregate`` on every format, the same per-item results as
+``pl.aggregate``, ``plausible evaluate``, and every bad input ending in exit status 2 with one
+line naming the culprit, no traceback and no output file."""
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
 import pytest
 
+import plausible as pl
 from plausible.cli import main
 
-FAST = ["--draws", "200", "--chains", "2", "--no-progress"]
+FAST = ["--draws", "100", "--chains", "2", "--no-progress"]
 
 
-def test_help_explains_formats(capsys):
-    with pytest.raises(SystemExit) as exit_info:
-        main(["certainty", "--help"])
-    assert exit_info.value.code == 0
+def crowd_table(seed=0, n_items=40, n_classes=2, n_workers=6, per_item=4):
+    """A crowd-kit style table with string task, worker and label ids."""
+    rng = np.random.default_rng(seed)
+    names = np.array(["no", "yes", "maybe", "never"][:n_classes])
+    rows = []
+    for i in range(n_items):
+        truth = rng.integers(n_classes)
+        for w in rng.choice(n_workers, per_item, replace=False):
+            label = truth if rng.random() < 0.75 else rng.integers(n_classes)
+            rows.append((f"task-{i:03d}", f"worker-{w}", names[label]))
+    return pd.DataFrame(rows, columns=["task", "worker", "label"])
+
+
+def run_cli(tmp_path, capsys, args):
+    """``(exit status, stdout, stderr)`` of ``plausible args`` run in-process."""
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def test_help_and_version(capsys):
+    assert main(["aggregate", "--help"]) == 0
     text = capsys.readouterr().out
-    assert "selectors" in text and "--reliability" in text and "certainty_top1" in text
+    assert "task, worker, label" in text and "certainty_top1" in text and "selectors" in text
+    assert main(["--version"]) == 0 and pl.__version__ in capsys.readouterr().out
 
 
-def test_votes_csv_writes_one_row_per_item(tmp_path, capsys):
-    votes = pd.DataFrame({"item": ["a", "b", "c"], "cat": [9, 3, 0], "dog": [1, 3, 0], "fox": [0, 0, 5]})
-    votes.to_csv(tmp_path / "votes.csv", index=False)
-    out = tmp_path / "nested" / "certainty.csv"
-    assert main(["certainty", str(tmp_path / "votes.csv"), "-o", str(out), *FAST]) == 0
-    result = pd.read_csv(out)
-    assert list(result["item"]) == ["a", "b", "c"]
-    assert result["top_class"][0] == "cat" and result["top_class"][2] == "fox"
-    assert result["top_class"][1] in ("cat", "dog")  # a 3-3 tie
-    assert result.loc[0, "certainty_top1"] > result.loc[1, "certainty_top1"]
-    assert "Annotation certainty" in capsys.readouterr().out
+@pytest.mark.parametrize("model", ["dirichlet", "annotator-beta", "glad", "su-difficulty"])
+def test_cli_and_aggregate_give_the_same_items_keyed_by_original_ids(tmp_path, capsys, model):
+    table = crowd_table(seed=1)
+    table.to_csv(tmp_path / "labels.csv", index=False)
+    out = tmp_path / "out.csv"
+    code, _, _ = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "labels.csv", "--model", model,
+                                            "-o", out, "--seed", 3, *FAST])
+    assert code == 0
+    from_cli = pd.read_csv(out, dtype={"item": str, "top_class": str})
+    result = pl.aggregate(table, model, draws=100, chains=2, seed=3)
+    expected = result.to_frame()
+    assert result.model == model
+    assert list(from_cli["item"]) == sorted(set(table["task"]), key=list(table["task"]).index)
+    assert set(from_cli["top_class"]) <= {"no", "yes"}
+    pd.testing.assert_frame_equal(from_cli, expected, check_dtype=False)
 
 
-def test_rankings_json_uses_prirn(tmp_path, capsys):
+def test_long_file_with_integer_ids_is_read_as_labels_not_counts(tmp_path, capsys):
+    table = pd.DataFrame({"task": [1, 1, 1, 2, 2, 2], "worker": [7, 8, 9, 7, 8, 9],
+                          "label": [0, 0, 1, 1, 1, 1]})
+    table.to_csv(tmp_path / "labels.csv", index=False)
+    out = tmp_path / "out.csv"
+    code, text, _ = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "labels.csv",
+                                               "--model", "dirichlet", "-o", out, *FAST])
+    assert code == 0
+    frame = pd.read_csv(out)
+    assert list(frame["item"]) == [1, 2]
+    assert list(frame.columns[4:]) == ["plausibility_0", "plausibility_1"]
+    assert list(frame["top_class"]) == [0, 1]
+
+
+def test_wide_votes_rankings_and_ratings_files(tmp_path, capsys):
+    votes = pd.DataFrame({"item": ["a", "b", "c"], "cat": [9, 3, 0], "dog": [1, 3, 0],
+                          "fox": [0, 0, 5]})
+    votes.to_csv(tmp_path / "votes.tsv", index=False, sep="\t")
+    code, text, _ = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "votes.tsv",
+                                               "-o", tmp_path / "v.csv", *FAST])
+    assert code == 0 and "dirichlet model (default for the format)" in text
+    frame = pd.read_csv(tmp_path / "v.csv")
+    assert list(frame["item"]) == ["a", "b", "c"] and list(frame["top_class"][[0, 2]]) == ["cat", "fox"]
     (tmp_path / "r.json").write_text(json.dumps([[[[0], [1, 2]], [[0, 1]]], [[[2]]]]))
-    assert main(["certainty", str(tmp_path / "r.json"), "--reliability", "20", *FAST]) == 0
-    assert "PrIRN model, reliability 20" in capsys.readouterr().out
+    code, text, _ = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "r.json", "--reliability",
+                                               20, *FAST])
+    assert code == 0 and "prirn model" in text
+    ratings = pd.DataFrame({"item": np.repeat(["x", "y", "z"], 3), "worker": ["u", "v", "w"] * 3,
+                            "score": [80, 70, 90, 10, 20, 5, 55, 45, 60.0]})
+    ratings.to_parquet(tmp_path / "ratings.parquet")
+    code, _, err = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "ratings.parquet", *FAST])
+    assert code == 2 and "--threshold" in err
+    code, text, _ = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "ratings.parquet",
+                                               "--threshold", 50, "-o", tmp_path / "s.csv", *FAST])
+    assert code == 0 and "normal-inverse-gamma" in text
+    assert list(pd.read_csv(tmp_path / "s.csv")["item"]) == ["x", "y", "z"]
 
 
-def test_toy_dataset_runs_without_data(tmp_path):
-    out = tmp_path / "toy.csv"
-    assert main(["certainty", "--dataset", "toy", "-o", str(out), *FAST]) == 0
+def test_toy_output_top_class_is_the_class_certainty_top1_describes(tmp_path, capsys):
+    out, saved = tmp_path / "toy.csv", tmp_path / "toy.nc"
+    code, _, _ = run_cli(tmp_path, capsys, ["aggregate", "--dataset", "toy", "-o", out,
+                                            "--save", saved, *FAST])
+    assert code == 0
     frame = pd.read_csv(out)
     assert len(frame) == 1000
-    assert np.all((frame["certainty_top1"] > 0.3) & (frame["certainty_top1"] <= 1))
+    shares = pl.metrics.label_certainty(pl.load(saved).trace)
+    rows = np.arange(len(frame))
+    top = pd.Index(shares["class"].values).get_indexer(frame["top_class"])
+    np.testing.assert_array_equal(shares.values[rows, top], frame["certainty_top1"])
+    np.testing.assert_array_equal(shares.values.max(axis=1), frame["certainty_top1"])
+    mean = pl.metrics.posterior_mean(pl.load(saved).trace).values
+    np.testing.assert_allclose(mean[rows, top], frame["probability_top_class"], rtol=1e-12)
 
 
-def test_bad_input_is_a_clear_error_and_writes_nothing(tmp_path, capsys):
-    pd.DataFrame({"item": ["a", "b"], "x": [1, -2], "y": [0, 3]}).to_csv(tmp_path / "bad.csv", index=False)
-    out = tmp_path / "never.csv"
-    assert main(["certainty", str(tmp_path / "bad.csv"), "-o", str(out), *FAST]) == 2
-    assert "item 'b'" in capsys.readouterr().err
-    assert not out.exists()
-    assert main(["certainty", str(tmp_path / "missing.csv"), *FAST]) == 2
-    (tmp_path / "votes.txt").write_text("1 2 3")
-    assert main(["certainty", str(tmp_path / "votes.txt"), *FAST]) == 2
-    assert "unknown format '.txt'" in capsys.readouterr().err
+def test_dermatology_output_top_class_is_the_class_certainty_top1_describes(tmp_path, capsys,
+                                                                           data_home):
+    out = tmp_path / "derm.csv"
+    code, _, _ = run_cli(tmp_path, capsys, ["aggregate", "--dataset", "dermatology",
+                                            "--data-home", data_home, "-o", out, "--show", 0,
+                                            "--seed", 5, *FAST])
+    assert code == 0
+    frame = pd.read_csv(out, usecols=["item", "top_class", "certainty_top1"])
+    derm = pl.data.load_dermatology(data_home)
+    trace = pl.sample(pl.models.prirn.build(derm.rankings), draws=100, chains=2, seed=5,
+                      progressbar=False)
+    shares = pl.metrics.label_certainty(trace)
+    top = pd.Index(shares["class"].values.astype(str)).get_indexer(frame["top_class"].astype(str))
+    assert (top >= 0).all() and len(frame) == 1947
+    rows = np.arange(len(frame))
+    np.testing.assert_array_equal(shares.values[rows, top], frame["certainty_top1"])
+    np.testing.assert_array_equal(shares.values.max(axis=1), frame["certainty_top1"])
 
 
-def test_sharded_store_equals_in_process_and_resumes(tmp_path, capsys):
+def test_convergence_is_not_claimed_when_not_measured(tmp_path, capsys):
+    crowd_table(seed=2).to_csv(tmp_path / "labels.csv", index=False)
+    code, text, _ = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "labels.csv", "--draws", 1,
+                                               "--chains", 2, "--no-progress"])
+    assert code == 0 and "Not assessed" in text and "converged" not in text.replace(
+        "not converged", "").lower().replace("nothing to converge", "")
+    code, text, _ = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "labels.csv", "--draws", 50,
+                                               "--chains", 1, "--no-progress"])
+    assert code == 0 and "1 chain" in text and "inf" not in text
+    code, text, _ = run_cli(tmp_path, capsys, ["aggregate", "--dataset", "toy", *FAST])
+    assert code == 0 and "Exact independent posterior draws" in text
+
+
+def test_evaluate_scores_and_predictions_against_a_saved_aggregation(tmp_path, capsys):
+    table = crowd_table(seed=4, n_classes=3)
+    table.to_csv(tmp_path / "labels.csv", index=False)
+    saved = tmp_path / "run.nc"
+    code, _, _ = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "labels.csv", "--model",
+                                            "dirichlet", "--save", saved, *FAST])
+    assert code == 0
+    result = pl.load(saved)
+    items = result.plausibility["item"].values
+    predictions = pd.DataFrame({"item": items, "prediction": result.labels()["top_class"].values})
+    predictions.to_csv(tmp_path / "pred.csv", index=False)
+    code, text, _ = run_cli(tmp_path, capsys, ["evaluate", saved, tmp_path / "pred.csv",
+                                               "-o", tmp_path / "m.csv"])
+    assert code == 0
+    metrics = pd.read_csv(tmp_path / "m.csv").set_index("metric")
+    expected = result.evaluate(predictions.set_index("item")["prediction"])
+    np.testing.assert_allclose(metrics.loc["ua_accuracy", "mean"], expected.loc["ua_accuracy", "mean"])
+    scores = pd.DataFrame(np.random.default_rng(0).random((items.size, 3)),
+                          columns=result.plausibility["class"].values)
+    scores.insert(0, "item", items)
+    scores.to_csv(tmp_path / "scores.csv", index=False)
+    code, text, _ = run_cli(tmp_path, capsys, ["evaluate", saved, tmp_path / "scores.csv",
+                                               "--k", 1, 2])
+    assert code == 0 and "ua_top2_accuracy" in text and "ua_top3" not in text
+    code, _, err = run_cli(tmp_path, capsys, ["evaluate", saved, tmp_path / "labels.csv"])
+    assert code == 2 and "item 'task-000' appears twice" in err and "labels.csv" in err
+
+
+def bad_cases(tmp_path):
+    """``(name, argv, words the message must contain, path that must not exist)``."""
+    crowd_table().to_csv(tmp_path / "labels.csv", index=False)
+    labels = tmp_path / "labels.csv"
+    (tmp_path / "header.csv").write_text("task,worker,label\n")
+    (tmp_path / "empty.json").write_text("[]")
+    (tmp_path / "a_dir").mkdir()
+    (tmp_path / "store_file").write_text("not a store")
+    (tmp_path / "taken.csv").write_text("keep me")
+    pd.DataFrame({"id": [1, 2], "rater": [1, 2], "answer": [0, 1]}).to_csv(
+        tmp_path / "unnamed.csv", index=False)
+    pd.DataFrame({"item": ["a", "b"], "x": [1, -2], "y": [0, 3]}).to_csv(
+        tmp_path / "negative.csv", index=False)
+    pd.DataFrame({"task": ["a", "a"], "worker": ["u", None], "label": [1, 0]}).to_csv(
+        tmp_path / "hole.csv", index=False)
+    out = tmp_path / "out.csv"
+    return [
+        ("chains 0", [labels, "--chains", 0, "-o", out], ["--chains", ">= 1"], out),
+        ("draws 0", [labels, "--draws", 0, "-o", out], ["--draws", ">= 1"], out),
+        ("workers 0", [labels, "--workers", 0, "-o", out], ["--workers", ">= 1"], out),
+        ("output is a directory", [labels, "-o", tmp_path / "a_dir"], ["a_dir", "directory"], None),
+        ("store is a file", [labels, "--model", "dirichlet", "--store", tmp_path / "store_file",
+                             "-o", out], ["store_file", "--store"], out),
+        ("output exists", [labels, "-o", tmp_path / "taken.csv"], ["taken.csv", "--force"], None),
+        ("header only", [tmp_path / "header.csv", "-o", out], ["header.csv", "no rows"], out),
+        ("empty rankings", [tmp_path / "empty.json", "-o", out], ["empty.json", "no items"], out),
+        ("ambiguous long table", [tmp_path / "unnamed.csv", "-o", out],
+         ["unnamed.csv", "rater", "annotator"], out),
+        ("negative count", [tmp_path / "negative.csv", "-o", out], ["negative.csv", "item 'b'"], out),
+        ("missing annotator", [tmp_path / "hole.csv", "-o", out], ["hole.csv", "worker", "row 1"], out),
+        ("missing file", [tmp_path / "nope.csv", "-o", out], ["nope.csv", "no such file"], out),
+        ("unknown suffix", [tmp_path / "labels.txt", "-o", out], ["labels.txt"], out),
+        ("unknown model", [labels, "--model", "nope", "-o", out], ["'nope'", "dirichlet"], out),
+        ("wrong model for format", [labels, "--model", "prirn", "-o", out], ["prirn", "rankings",
+                                                                              "labels"], out),
+        ("sharding a dependent model", [labels, "--model", "glad", "--workers", 2, "-o", out],
+         ["glad", "independent"], out),
+        ("negative reliability", [labels, "--reliability", -1, "-o", out], ["--reliability"], out),
+        ("unknown column", [labels, "--label", "answer", "-o", out], ["answer", "columns"], out),
+    ]
+
+
+def test_every_bad_input_exits_2_with_one_line_naming_the_culprit(tmp_path, capsys):
+    (tmp_path / "labels.txt").write_text("1 2 3")
+    for name, argv, words, path in bad_cases(tmp_path):
+        code, out, err = run_cli(tmp_path, capsys, ["aggregate", *argv, *FAST])
+        assert code == 2, name
+        assert len(err.strip().splitlines()) == 1, (name, err)
+        for word in words:
+            assert word in err, (name, word, err)
+        if path is not None:
+            assert not path.exists(), name
+    assert (tmp_path / "taken.csv").read_text() == "keep me"
+
+
+def test_bad_inputs_in_a_subprocess_print_no_traceback(tmp_path):
+    (tmp_path / "header.csv").write_text("task,worker,label\n")
+    for argv in (["aggregate", str(tmp_path / "header.csv")],
+                 ["aggregate", "--dataset", "toy", "--chains", "0"]):
+        done = subprocess.run([sys.executable, "-m", "plausible.cli", *argv], capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_output_into_a_closed_pipe_still_writes_the_file(tmp_path):
+    out = tmp_path / "toy.csv"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "plausible.cli", "aggregate", "--dataset", "toy", "-o", str(out),
+         "--show", "200", *FAST], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.readline()  # like `| head -1`
+    process.stdout.close()
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 0 and "Traceback" not in err
+    assert len(pd.read_csv(out)) == 1000
+
+
+def test_force_overwrites_atomically(tmp_path, capsys):
+    out = tmp_path / "toy.csv"
+    out.write_text("old")
+    assert run_cli(tmp_path, capsys, ["aggregate", "--dataset", "toy", "-o", out, "--force",
+                                      *FAST])[0] == 0
+    assert len(pd.read_csv(out)) == 1000
+    assert [p.name for p in tmp_path.iterdir()] == ["toy.csv"]  # no temporary file left
+
+
+def test_sharded_store_equals_in_process_resumes_and_cleans_up(tmp_path, capsys):
     """--store runs shards in-process; --workers 2 on a fresh store gives the same CSV; a
-    re-run on a finished store skips every shard."""
+    re-run on a finished store skips every shard; without --store the temporary store is
+    removed."""
     counts = np.random.default_rng(0).multinomial(6, [0.5, 0.3, 0.2], size=12)
     np.save(tmp_path / "votes.npy", counts)
-    common = ["certainty", str(tmp_path / "votes.npy"), "--shard-size", "5", *FAST]
-    assert main([*common, "--store", str(tmp_path / "a"), "-o", str(tmp_path / "a.csv")]) == 0
-    assert main([*common, "--store", str(tmp_path / "b"), "--workers", "2",
-                 "-o", str(tmp_path / "b.csv")]) == 0
+    common = ["aggregate", tmp_path / "votes.npy", "--shard-size", 5, *FAST]
+    assert run_cli(tmp_path, capsys, [*common, "--store", tmp_path / "a", "-o", tmp_path / "a.csv"])[0] == 0
+    code, text, _ = run_cli(tmp_path, capsys, [*common, "--store", tmp_path / "b", "--workers", 2,
+                                               "-o", tmp_path / "b.csv"])
+    assert code == 0 and "Exact independent posterior draws" in text
     pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "a.csv"), pd.read_csv(tmp_path / "b.csv"))
-    capsys.readouterr()
-    assert main([*common, "--store", str(tmp_path / "a")]) == 0
-    assert "3 already complete" in capsys.readouterr().out
-    assert main([*common, "--store", str(tmp_path / "a"), "--seed", "1"]) == 2
-    assert "another run" in capsys.readouterr().err
+    code, text, _ = run_cli(tmp_path, capsys, [*common, "--store", tmp_path / "a"])
+    assert code == 0 and "3 already complete" in text
+    code, _, err = run_cli(tmp_path, capsys, [*common, "--store", tmp_path / "a", "--seed", 1])
+    assert code == 2 and "another run" in err
+    in_memory = pl.aggregate(pl.data.Votes.from_counts(counts), "dirichlet", draws=100, chains=2,
+                             seed=0).to_frame()
+    assert in_memory["top_class"].tolist() == pd.read_csv(tmp_path / "a.csv")["top_class"].tolist()
+    import tempfile
+    from pathlib import Path
+    before = set(Path(tempfile.gettempdir()).glob("plausible-shards-*"))
+    assert run_cli(tmp_path, capsys, [*common, "-o", tmp_path / "c.csv", "--workers", 1])[0] == 0
+    assert set(Path(tempfile.gettempdir()).glob("plausible-shards-*")) == before
 
 
 def test_bad_scheduler_address_is_reported(tmp_path, capsys):
     np.save(tmp_path / "votes.npy", np.array([[3, 1], [0, 4]]))
-    assert main(["certainty", str(tmp_path / "votes.npy"), "--scheduler", "tcp://127.0.0.1:1",
-                 *FAST]) == 2
-    assert "cannot reach a Dask scheduler" in capsys.readouterr().err
+    code, _, err = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "votes.npy", "--scheduler",
+                                              "tcp://127.0.0.1:1", *FAST])
+    assert code == 2 and "cannot reach a Dask scheduler" in err

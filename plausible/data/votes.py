@@ -62,7 +62,11 @@ class Votes:
 
     @classmethod
     def from_counts(cls, counts, items=None, classes=None) -> Votes:
-        """Votes from an ``(item, class)`` count array; ids default to ``0..n-1``, ``0..K-1``."""
+        """Votes from an ``(item, class)`` count array; ids default to ``0..n-1``, ``0..K-1``,
+        or, for a pandas DataFrame (e.g. a ``pd.crosstab``), to its index and columns."""
+        if hasattr(counts, "columns") and hasattr(counts, "index"):
+            items = counts.index.to_numpy() if items is None else items
+            classes = counts.columns.to_numpy() if classes is None else classes
         counts = np.asarray(counts)
         if counts.ndim != 2:
             raise ValueError(f"counts must be 2-D (item, class), got shape {counts.shape}")

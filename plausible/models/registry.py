@@ -37,7 +37,9 @@ class ModelEntry:
     restriction such as ``"binary"``), ``required`` (options the builder cannot default, e.g.
     the ratings threshold), a one-line ``summary``, ``candidate_width(data)`` (the candidate
     slots the model's candidate form needs, None without one) and ``shard_options(data,
-    **options)`` (the options with whatever depends on all items fixed, for sharding).
+    **options)`` (the options with whatever depends on all items fixed, for sharding),
+    ``replicate(trace, data, draws=, seed=)`` (replicated annotations in the observed design,
+    for the posterior predictive checks of label models).
     """
 
     name: str
@@ -50,6 +52,7 @@ class ModelEntry:
     required: tuple[str, ...] = field(default_factory=tuple)
     candidate_width: Callable | None = None
     shard_options: Callable | None = None
+    replicate: Callable | None = None
 
 
 def _most_named(data) -> int:
@@ -68,7 +71,7 @@ ENTRIES = (
                candidate_width=_most_named),
     ModelEntry("annotator-beta", annotator_beta.build, "labels", "tempering", False,
                "Carpenter's hierarchical Beta sensitivities and specificities, exact Gibbs",
-               classes="binary"),
+               classes="binary", replicate=annotator_beta.replicate_labels),
     ModelEntry("glad", glad.build, "labels", "tempering", False,
                "GLAD: annotator ability x item difficulty, Gibbs classes + slice parameters"),
     ModelEntry("su-difficulty", su_difficulty.build, "labels", "tempering", False,

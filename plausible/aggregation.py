@@ -1,0 +1,391 @@
+"""The front door: ``pl.aggregate`` from a table of annotations to a checked posterior.
+
+::
+
+    result = pl.aggregate(df)                 # crowd-kit's task, worker, label columns
+    result.labels()                           # most plausible class, its probability, certainty
+    result.evaluate(scores)                   # UA top-k accuracy with its spread over draws
+    result.check()                            # convergence + posterior predictive checks
+    result.to_frame(); result.save("run.nc"); pl.load("run.nc")
+
+``aggregate`` reads the data (:mod:`plausible.data.tables`), picks the model (named, or the
+default for the data's format, :data:`DEFAULT_MODELS`), builds it through the registry,
+samples it with :func:`plausible.sample` and wraps the trace in an :class:`Aggregation`.
+
+**Top class and certainty.** Per item, ``top_class`` is the class most often the most
+plausible over the posterior draws (the class annotation certainty is about; ties to the
+lowest class index), ``certainty_top1`` the share of draws in which it is, and
+``probability_top_class`` its posterior mean plausibility. The three always describe the
+same class (the argmax of the posterior mean can differ from the modal top-1 class when the
+posterior is spread out).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from plausible import metrics, models, plots
+from plausible.data import Labels, Rankings, Ratings, Votes
+from plausible.data.tables import FORMATS, format_of, from_frame
+from plausible.diagnostics import (
+    annotation_predictive_check,
+    convergence_report,
+    ranking_predictive_check,
+    vote_predictive_check,
+)
+from plausible.inference import sample
+
+DEFAULT_MODELS = {"votes": "dirichlet", "rankings": "prirn", "labels": "glad",
+                  "labels (binary)": "annotator-beta", "ratings": "normal-inverse-gamma"}
+"""The model ``aggregate`` fits when none is named, by the data's format."""
+
+_META = ("plausible_model", "plausible_format", "plausible_options")
+
+
+def default_model(data) -> str:
+    """The registry name of the default model for a container (:data:`DEFAULT_MODELS`)."""
+    kind = format_of(data)
+    if kind == "labels" and data.n_classes == 2:
+        kind = "labels (binary)"
+    return DEFAULT_MODELS[kind]
+
+
+def as_annotations(data, *, format: str | None = None, **columns):
+    """A container from a DataFrame (:func:`plausible.data.tables.from_frame`) or a
+    container (returned as it is)."""
+    if isinstance(data, pd.DataFrame):
+        return from_frame(data, format=format, **columns)
+    format_of(data)  # TypeError for anything else
+    if format is not None and format not in ("long", format_of(data)):
+        raise ValueError(f"format={format!r} but the data are {format_of(data)}")
+    return data
+
+
+def _for_model(data, entry):
+    """``data`` in the format the model takes (labels are counted into votes for a votes
+    model); ``ValueError`` naming both formats otherwise."""
+    kind = format_of(data)
+    if kind == entry.data:
+        return data
+    if kind == "labels" and entry.data == "votes":
+        return Votes.from_labels(data)
+    raise ValueError(f"model {entry.name!r} takes {entry.data}; the data are {kind} (models for "
+                     f"{kind}: {', '.join(models.available(kind).index)})")
+
+
+def aggregate(data, model: str | None = None, *, reliability: float | None = None,
+              draws: int = 1000, chains: int = 4, seed: int | None = None,
+              format: str | None = None, item: str | None = None, annotator: str | None = None,
+              label: str | None = None, score: str | None = None, rank: str | None = None,
+              progressbar: bool = False, **options) -> Aggregation:
+    """Fit an aggregation model to annotations and return its posterior as an
+    :class:`Aggregation`.
+
+    Parameters
+    ----------
+    data : DataFrame, Votes, Labels, Ratings or Rankings
+        A long table (one row per annotation: crowd-kit's ``task, worker, label`` names by
+        default, or named with ``item=``, ``annotator=``, ``label=`` / ``score=`` / ``rank=``),
+        a wide vote table (one count column per class), or a container.
+    model : str, optional
+        A registry name (:func:`plausible.models.available`); default by format
+        (:data:`DEFAULT_MODELS`). Labels given to a votes model are counted per item.
+    reliability : float, optional
+        The model's reliability ``gamma`` (its own default when None).
+    draws, chains, seed
+        As :func:`plausible.sample`; a seed makes the result reproducible.
+    **options
+        Passed to the model's builder (e.g. ``threshold=`` for ratings, ``alpha=``).
+    """
+    annotations = as_annotations(data, format=format, item=item, annotator=annotator,
+                                 label=label, score=score, rank=rank)
+    name = model if model is not None else default_model(annotations)
+    entry = models.entry(name)
+    missing = [option for option in entry.required if option not in options]
+    if missing:
+        raise ValueError(f"model {name!r} needs {', '.join(f'{m}=' for m in missing)} "
+                         f"({entry.summary})")
+    fitted = _for_model(annotations, entry)
+    if reliability is not None:
+        options["reliability"] = reliability
+    built = entry.build(fitted, **options)
+    trace = sample(built, draws=draws, chains=chains, seed=seed, progressbar=progressbar,
+                   check_convergence=False)
+    return Aggregation(trace=trace, model=name, data=fitted, default=model is None,
+                       options=options)
+
+
+@dataclass
+class Check:
+    """What :meth:`Aggregation.check` found: the convergence report and the model's
+    posterior predictive check (None where the model has none; :attr:`text` says so)."""
+
+    convergence: object
+    predictive: object | None
+    predictive_note: str = ""
+
+    @property
+    def text(self) -> str:
+        lines = [self.convergence.text]
+        if self.predictive is None:
+            lines.append(f"Posterior predictive check: {self.predictive_note}")
+        else:
+            lines.append("Posterior predictive check (mid p-values near 0 or 1 flag misfit):")
+            if hasattr(self.predictive, "names"):  # several statistics, many entries each
+                for name in self.predictive.names:
+                    table = self.predictive.summary(name)
+                    outside = int((~table["inside"] & table["observed"].notna()).sum())
+                    lines.append(f"  {name}: {outside} of {int(table['observed'].notna().sum())} "
+                                 "observed values outside their 95% predictive interval")
+            else:
+                lines.append(self.predictive.summary().to_string())
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+@dataclass
+class Aggregation:
+    """A fitted aggregation: the trace, the model's name and the data it was fitted to.
+
+    ``trace`` is the ``xarray.DataTree`` of :func:`plausible.sample` (posterior, log
+    likelihood, observed and constant data); every method reads it, in either plausibility
+    storage. ``default``: the model was chosen from the data's format.
+    """
+
+    trace: xr.DataTree
+    model: str
+    data: object
+    default: bool = False
+    options: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self._cache = {}
+
+    @property
+    def format(self) -> str:
+        return format_of(self.data)
+
+    @property
+    def plausibility(self) -> xr.DataArray:
+        """Posterior mean plausibility ``(item, class)`` with the data's ids as coords."""
+        if "mean" not in self._cache:
+            self._cache["mean"] = metrics.posterior_mean(self.trace)
+        return self._cache["mean"]
+
+    def certainty(self, top: int = 1) -> xr.DataArray:
+        """Annotation certainty of the top-``top`` set per item
+        (:func:`plausible.metrics.annotation_certainty`)."""
+        return metrics.annotation_certainty(self.trace, top=top)
+
+    def labels(self) -> pd.DataFrame:
+        """Per item (index, the original ids): ``top_class`` (most often the most plausible
+        class over the draws), ``probability_top_class`` (its posterior mean plausibility) and
+        ``certainty_top1`` (the share of draws in which it is the most plausible)."""
+        if "labels" not in self._cache:
+            shares = metrics.label_certainty(self.trace)
+            top = shares.values.argmax(axis=1)
+            rows = np.arange(top.size)
+            classes = shares["class"].values
+            self._cache["labels"] = pd.DataFrame(
+                {"top_class": classes[top],
+                 "probability_top_class": self.plausibility.values[rows, top],
+                 "certainty_top1": shares.values[rows, top]},
+                index=pd.Index(shares["item"].values, name="item"))
+        return self._cache["labels"].copy()
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per item: ``item``, ``top_class``, ``probability_top_class``,
+        ``certainty_top1`` and one ``plausibility_<class>`` column per class."""
+        mean = self.plausibility
+        columns = pd.DataFrame(mean.values, index=pd.Index(mean["item"].values, name="item"),
+                               columns=[f"plausibility_{c}" for c in mean["class"].values])
+        return self.labels().join(columns).reset_index()
+
+    def evaluate(self, predictions, k=(1, 2, 3)) -> pd.DataFrame:
+        """Uncertainty-adjusted accuracy of a classifier, one row per metric: ``mean``,
+        ``std``, ``min``, ``max`` over the posterior draws of the dataset value.
+
+        ``predictions``: scores ``(item, class)`` (array in the trace's item and class order,
+        DataFrame indexed by item with a column per class, or DataArray) give UA top-``k``
+        accuracy for each ``k`` (those ``<= K``); one predicted class per item (a Series
+        indexed by item, or an array in item order) gives UA accuracy, the share of items
+        whose predicted class is the draw's most plausible one.
+        """
+        classes = self.plausibility["class"].values
+        items = self.plausibility["item"].values
+        rows = {}
+        if _one_per_item(predictions):
+            member = _one_hot(predictions, items, classes)
+            rows["ua_accuracy"] = metrics.summarize(metrics.ua_set_accuracy(self.trace, member))
+        else:
+            scores = _aligned_scores(predictions, items, classes)
+            for j in sorted({int(j) for j in np.atleast_1d(k)}):
+                if j <= classes.size:
+                    rows[f"ua_top{j}_accuracy"] = metrics.summarize(
+                        metrics.ua_topk_accuracy(self.trace, scores, k=j))
+        return pd.DataFrame({name: {s: float(summary[s]) for s in ("mean", "std", "min", "max")}
+                             for name, summary in rows.items()}).T.rename_axis("metric")
+
+    def check(self, *, draws: int = 200, seed: int | None = 0) -> Check:
+        """The convergence report (:func:`plausible.diagnostics.convergence_report`) and the
+        model's posterior predictive check on ``draws`` replicated data sets."""
+        report = convergence_report(self.trace)
+        kind, entry = self.format, models.entry(self.model)
+        if kind == "votes":
+            return Check(report, vote_predictive_check(self.trace, draws=draws, seed=seed))
+        if kind == "rankings":
+            return Check(report, ranking_predictive_check(self.trace, self.data, draws=draws,
+                                                          seed=seed))
+        if kind == "labels" and entry.replicate is not None:
+            replicated = entry.replicate(self.trace, self.data, draws=draws, seed=seed)
+            return Check(report, annotation_predictive_check(self.data, replicated))
+        return Check(report, None, f"the {self.model} model has none yet")
+
+    def plot(self, threshold: float = 0.99):
+        """Histogram of the items' top-1 certainty (:func:`plausible.plots.certainty`)."""
+        return plots.certainty(self.labels()["certainty_top1"], threshold=threshold,
+                         title=f"{self.model}: {len(self.labels())} items")
+
+    def save(self, path) -> Path:
+        """Write the trace, with the model's name, to ``path`` (netCDF, or Zarr for a
+        ``.zarr`` path), atomically: a temporary file beside it, then a rename. Read back
+        with :func:`load`."""
+        path = Path(path)
+        tree = self.trace.copy()
+        tree.attrs.update({"plausible_model": self.model, "plausible_format": self.format,
+                           "plausible_options": repr(self.options)})
+        write_atomic(path, lambda tmp: tree.to_zarr(tmp) if path.suffix == ".zarr"
+                     else tree.to_netcdf(tmp, engine="h5netcdf"))
+        return path
+
+    def __repr__(self) -> str:
+        lay = self.plausibility
+        chosen = f" (default for {self.format})" if self.default else ""
+        posterior = self.trace["posterior"]
+        labels = self.labels()
+        return (f"Aggregation: {self.model} model{chosen}, {lay.sizes['item']} items x "
+                f"{lay.sizes['class']} classes, {posterior.sizes['chain']} chains x "
+                f"{posterior.sizes['draw']} draws; mean certainty_top1 "
+                f"{labels['certainty_top1'].mean():.3f}, "
+                f"{int((labels['certainty_top1'] < 0.99).sum())} items below 0.99")
+
+
+def write_atomic(path: Path, write) -> None:
+    """``write(tmp)`` to a temporary path in ``path``'s folder, then rename it to ``path``
+    (replacing a file or a Zarr folder); a failed write leaves nothing behind."""
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    os.close(handle)
+    os.unlink(tmp)
+    try:
+        write(tmp)
+        if path.is_dir():
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.isdir(tmp):
+            shutil.rmtree(tmp, ignore_errors=True)
+        elif os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def load(path) -> Aggregation:
+    """An :class:`Aggregation` saved by :meth:`Aggregation.save` (the data are rebuilt from
+    the trace's ``observed_data``)."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    if path.suffix == ".zarr":
+        tree = xr.open_datatree(path, engine="zarr").load()
+    else:
+        with xr.open_datatree(path, engine="h5netcdf") as opened:
+            tree = opened.load()
+    if "plausible_model" not in tree.attrs:
+        raise ValueError(f"{path} is not a saved plausible aggregation (no model name)")
+    attrs = {k: tree.attrs.pop(k) for k in _META if k in tree.attrs}
+    data = _data_from_trace(tree, attrs["plausible_format"])
+    return Aggregation(trace=tree, model=attrs["plausible_model"], data=data)
+
+
+def _data_from_trace(tree: xr.DataTree, kind: str):
+    """The annotations a trace was fitted to, from its ``observed_data``."""
+    observed = tree["observed_data"]
+    classes = tree["posterior"]["class"].values if "class" in tree["posterior"].coords else \
+        tree["constant_data"]["class"].values
+    if kind == "votes":
+        votes = observed["votes"]
+        return Votes(votes.values, votes["item"].values, votes["class"].values)
+    if kind == "labels":
+        labels = observed["labels"]
+        frame = pd.DataFrame({"item": labels["label_item"].values,
+                              "annotator": labels["label_annotator"].values,
+                              "label": labels.values})
+        return Labels.from_frame(frame, classes=classes)
+    if kind == "rankings":
+        entries = observed["rankings"]
+        frame = pd.DataFrame({"item": entries["entry_item"].values,
+                              "reader": entries["entry_reader"].values,
+                              "label": entries.values, "rank": entries["entry_block"].values})
+        return Rankings.from_long(frame, classes=classes)
+    ratings = observed["ratings"]
+    frame = pd.DataFrame({"item": ratings["rating_item"].values,
+                          "annotator": ratings["rating_annotator"].values,
+                          "score": ratings.values})
+    return Ratings.from_frame(frame)
+
+
+def _one_per_item(predictions) -> bool:
+    if isinstance(predictions, pd.Series):
+        return True
+    if isinstance(predictions, pd.DataFrame | xr.DataArray):
+        return False
+    return np.ndim(predictions) == 1
+
+
+def _one_hot(predictions, items, classes) -> np.ndarray:
+    if isinstance(predictions, pd.Series):
+        missing = pd.Index(items).difference(predictions.index)
+        if len(missing):
+            raise ValueError(f"no prediction for item {missing[0]!r} ({len(missing)} items "
+                             "without one)")
+        predictions = predictions.reindex(items).to_numpy()
+    predictions = np.asarray(predictions)
+    if predictions.shape != (items.size,):
+        raise ValueError(f"expected one prediction per item ({items.size}), got "
+                         f"{predictions.shape[0]}")
+    position = pd.Index(classes).get_indexer(predictions)
+    if (position < 0).any():
+        k = int(np.flatnonzero(position < 0)[0])
+        raise ValueError(f"item {items[k]!r}: predicted class {predictions[k]!r} is not one of "
+                         f"the classes {list(classes)[:20]}")
+    member = np.zeros((items.size, classes.size), dtype=bool)
+    member[np.arange(items.size), position] = True
+    return member
+
+
+def _aligned_scores(scores, items, classes):
+    if isinstance(scores, pd.DataFrame):
+        missing = pd.Index(items).difference(scores.index)
+        if len(missing):
+            raise ValueError(f"no scores for item {missing[0]!r} ({len(missing)} items without)")
+        absent = pd.Index(classes).difference(scores.columns)
+        if len(absent):
+            raise ValueError(f"no score column for class {absent[0]!r}")
+        return scores.loc[items, list(classes)].to_numpy(dtype=float)
+    return scores
+
+
+__all__ = ["DEFAULT_MODELS", "Aggregation", "Check", "aggregate", "default_model", "load",
+           "write_atomic"]

@@ -1,0 +1,269 @@
+"""Annotation tables and files to containers: the one reader behind ``pl.aggregate`` and the
+command line.
+
+A table is read in one of four formats, named as the registry names them
+(:data:`FORMATS`); with ``format=None`` it is recognised from its column names:
+
+* **labels** (long): one row per annotation, columns item, annotator, label — crowd-kit's
+  ``task, worker, label`` are the default names, ``item, annotator, label`` also work, any
+  others are named with ``item=``, ``annotator=``, ``label=`` -> :class:`Labels`;
+* **ratings** (long): item, annotator and a numeric ``score`` column -> :class:`Ratings`;
+* **rankings** (long): item, annotator (the reader), label and a ``rank`` column (lower is
+  better, equal ranks tied) -> :class:`Rankings`; or a JSON file in the "selectors" format
+  (items -> readers -> ordered blocks of tied class ids);
+* **votes** (wide): one row per item, one integer column per class holding vote counts; the
+  items are named by an ``item`` (or ``task``) column, by ``item=``, or by the frame's index
+  (a ``pd.crosstab``) -> :class:`Votes`.
+
+A table whose columns name some long-format roles but not all of them, or that has
+non-numeric columns besides the item ids, is refused with a message naming its columns —
+never read as counts. Files: ``.csv``, ``.tsv``/``.tab``, ``.parquet``, ``.json`` (records,
+or selectors for rankings), ``.npy`` (an integer ``(item, class)`` vote array). Text files are
+read as strings and a column becomes integers only if every value round-trips (``"007"``
+stays a string), so ids and class names come out as they were written.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from plausible.data.labels import Labels
+from plausible.data.rankings import Rankings
+from plausible.data.ratings import Ratings
+from plausible.data.votes import Votes
+
+FORMATS = ("votes", "rankings", "labels", "ratings")
+"""Annotation formats (as in :data:`plausible.models.FORMATS`)."""
+
+ROLES = {
+    "item": ("task", "item"),
+    "annotator": ("worker", "annotator"),
+    "label": ("label",),
+    "score": ("score",),
+    "rank": ("rank",),
+}
+"""Default column names of each role of a long table (crowd-kit's first)."""
+
+LONG_HINTS = ("worker", "annotator", "rater", "reader", "label", "class", "score", "rating",
+              "rank", "task")
+"""Column names that only a long table would have: a wide table with one of them besides a
+complete set of roles is ambiguous."""
+
+SUFFIXES = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
+
+
+def _pick(frame: pd.DataFrame, role: str, given: str | None) -> str | None:
+    """The column playing ``role``: ``given`` (must exist) or the first default name present."""
+    if given is not None:
+        if given not in frame.columns:
+            raise ValueError(f"column {given!r} (the {role}) is not in the table; its columns are "
+                             f"{list(frame.columns)}")
+        return given
+    return next((name for name in ROLES[role] if name in frame.columns), None)
+
+
+def _roles(frame: pd.DataFrame, **given) -> dict[str, str | None]:
+    return {role: _pick(frame, role, given.get(role)) for role in ROLES}
+
+
+def infer_format(frame: pd.DataFrame, **given) -> str:
+    """The format of ``frame`` from its columns (see the module docstring); ``ValueError``
+    naming the columns when it is ambiguous. ``given``: role -> column name overrides."""
+    roles = _roles(frame, **given)
+    long_value = [r for r in ("label", "score", "rank") if roles[r] is not None]
+    if roles["item"] and roles["annotator"] and long_value:
+        if roles["rank"]:
+            if not roles["label"]:
+                raise ValueError(f"a rank column {roles['rank']!r} but no label column naming the "
+                                 f"ranked class; columns are {list(frame.columns)}")
+            return "rankings"
+        if roles["label"] and roles["score"]:
+            raise ValueError(f"both a label column {roles['label']!r} and a score column "
+                             f"{roles['score']!r}: pass format='labels' or format='ratings'")
+        return "ratings" if roles["score"] else "labels"
+    hinted = [c for c in frame.columns if str(c).lower() in LONG_HINTS and c != roles["item"]]
+    if hinted or any(given.get(r) for r in ("annotator", "label", "score", "rank")):
+        missing = [r for r in ("item", "annotator") if roles[r] is None]
+        if not long_value:
+            missing.append("label (or score, or rank)")
+        raise ValueError(
+            f"columns {list(frame.columns)} look like long-format annotations but name no "
+            f"{' and no '.join(missing)} column: name them, e.g. item=, annotator=, label= "
+            "(defaults task/item, worker/annotator, label), or pass the format")
+    return "votes"
+
+
+def from_frame(frame: pd.DataFrame, *, format: str | None = None, item: str | None = None,
+               annotator: str | None = None, label: str | None = None,
+               score: str | None = None, rank: str | None = None, source: str = "the table"):
+    """The container of ``frame``'s annotations: :class:`Votes`, :class:`Labels`,
+    :class:`Ratings` or :class:`Rankings` (see the module docstring).
+
+    ``format``: one of :data:`FORMATS` or ``"long"`` (labels, or ratings with a score
+    column); recognised from the columns when None. ``item``, ``annotator``, ``label``,
+    ``score``, ``rank``: the column of each role, when not its default name. ``source``
+    names the table in errors (a file path). Errors are ``ValueError`` naming the source and
+    the column, item or annotator.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"expected a pandas DataFrame, got {type(frame).__name__}")
+    try:
+        return _from_frame(frame, format, dict(item=item, annotator=annotator, label=label,
+                                               score=score, rank=rank))
+    except ValueError as error:
+        raise ValueError(f"{source}: {error}") from None
+
+
+def _from_frame(frame, format, given):
+    if frame.empty or frame.shape[0] == 0:
+        raise ValueError(f"no rows (columns: {list(frame.columns)})")
+    if format not in (None, "long", *FORMATS):
+        raise ValueError(f"format must be one of {('long', *FORMATS)}, got {format!r}")
+    given = {k: v for k, v in given.items() if v is not None}
+    if format is None:
+        format = infer_format(frame, **given)
+    elif format == "long":
+        format = "ratings" if _pick(frame, "score", given.get("score")) else "labels"
+    if format == "votes":
+        return _votes(frame, given.get("item"))
+    roles = _roles(frame, **given)
+    needed = {"labels": ("item", "annotator", "label"), "ratings": ("item", "annotator", "score"),
+              "rankings": ("item", "annotator", "label", "rank")}[format]
+    missing = [r for r in needed if roles[r] is None]
+    if missing:
+        raise ValueError(f"{format} need columns for {', '.join(missing)} (default names: "
+                         + "; ".join(f"{r}: {'/'.join(ROLES[r])}" for r in missing)
+                         + f"); the columns are {list(frame.columns)}")
+    if format == "labels":
+        return Labels.from_frame(frame, item=roles["item"], annotator=roles["annotator"],
+                                 label=roles["label"])
+    if format == "ratings":
+        column = roles["score"]
+        if not pd.api.types.is_numeric_dtype(frame[column]):
+            raise ValueError(f"score column {column!r} must be numeric")
+        return Ratings.from_frame(frame, item=roles["item"], annotator=roles["annotator"],
+                                  score=column)
+    return Rankings.from_long(frame, item=roles["item"], reader=roles["annotator"],
+                              label=roles["label"], rank=roles["rank"])
+
+
+def _votes(frame: pd.DataFrame, item: str | None) -> Votes:
+    item = _pick(frame, "item", item)
+    if item is not None:
+        items, counts = frame[item].to_numpy(), frame.drop(columns=[item])
+    elif isinstance(frame.index, pd.RangeIndex):
+        items, counts = None, frame
+    else:  # a crosstab: items are the index
+        items, counts = frame.index.to_numpy(), frame
+    if counts.shape[1] == 0:
+        raise ValueError("no class columns besides the item ids")
+    text = [c for c in counts.columns if not pd.api.types.is_numeric_dtype(counts[c])]
+    if text:
+        raise ValueError(
+            f"column(s) {text} are not numeric: a vote table has one integer count column per "
+            f"class (and an 'item' column); the columns are {list(frame.columns)}. For long "
+            "annotations name the columns: item=, annotator=, label=")
+    values = counts.to_numpy()
+    bad = ~np.isfinite(values) if values.dtype.kind == "f" else np.zeros(values.shape, bool)
+    if bad.any():
+        row, col = np.argwhere(bad)[0]
+        who = items[row] if items is not None else row
+        raise ValueError(f"item {who!r}, column {counts.columns[col]!r}: missing vote count")
+    return Votes.from_counts(values, items=items, classes=counts.columns.to_numpy())
+
+
+def _restore_types(frame: pd.DataFrame) -> pd.DataFrame:
+    """Columns read as strings become int64 when every value round-trips (``"7"``), float64
+    when every value is a number (``"2.5"``, ``"7.0"``), strings otherwise and when a value
+    has a leading zero (``"007"``: an id). Empty cells stay missing (the containers name the
+    row)."""
+    out = {}
+    for name, column in frame.items():
+        present = column.dropna()
+        numbers = pd.to_numeric(present, errors="coerce")
+        if present.empty or numbers.isna().any():
+            out[name] = column
+            continue
+        whole = bool((numbers == np.round(numbers)).all())
+        if present.str.strip().str.match(r"^[+-]?0\d").any():
+            out[name] = column  # "007": an id written that way stays as written
+        elif whole and not column.isna().any() and \
+                (numbers.astype(np.int64).astype(str) == present.str.strip()).all():
+            out[name] = numbers.astype(np.int64)
+        else:
+            out[name] = pd.to_numeric(column)
+    return pd.DataFrame(out, index=frame.index)
+
+
+def read_table(path) -> pd.DataFrame | list:
+    """The table in ``path`` (see the module docstring for the suffixes), or the nested
+    lists of a JSON selectors file. ``ValueError`` naming the file when it cannot be read,
+    is empty or has a header only; ``FileNotFoundError`` when it does not exist."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no such file")
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory, not an annotation file")
+    suffix = path.suffix.lower()
+    try:
+        if suffix in SUFFIXES:
+            frame = pd.read_csv(path, sep=SUFFIXES[suffix], dtype=str, engine="python",
+                                keep_default_na=False, na_values=[""], skipinitialspace=True)
+            frame = _restore_types(frame)
+        elif suffix == ".parquet":
+            frame = pd.read_parquet(path)
+        elif suffix == ".json":
+            content = json.loads(path.read_text())
+            if isinstance(content, list) and (not content or isinstance(content[0], list)):
+                if not content:
+                    raise ValueError("no items (an empty list)")
+                return content
+            frame = pd.DataFrame(content)
+        elif suffix == ".npy":
+            return pd.DataFrame(np.load(path, allow_pickle=False))
+        else:
+            raise ValueError(f"unknown file type {path.suffix!r}: use .csv, .tsv, .parquet, "
+                             ".json or .npy")
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{path} is empty") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, pd.errors.ParserError, OSError) as error:
+        raise ValueError(f"{path}: cannot be read as {suffix[1:]}: {error}") from None
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
+    if frame.shape[0] == 0:
+        raise ValueError(f"{path} has a header but no rows (columns: {list(frame.columns)})")
+    return frame
+
+
+def read_annotations(path, *, format: str | None = None, **columns):
+    """The annotations in file ``path`` as a container (:func:`read_table`, then
+    :func:`from_frame` with ``format`` and the role ``columns``; a selectors JSON file gives
+    :class:`Rankings`)."""
+    content = read_table(path)
+    if isinstance(content, list):
+        if format not in (None, "rankings"):
+            raise ValueError(f"{path}: a JSON list of lists holds rankings (selectors), not "
+                             f"{format}")
+        try:
+            return Rankings.from_selectors(content)
+        except (ValueError, TypeError) as error:
+            raise ValueError(f"{path}: {error}") from None
+    return from_frame(content, format=format, source=str(path), **columns)
+
+
+def format_of(data) -> str:
+    """The format of a container (one of :data:`FORMATS`)."""
+    for name, kind in (("votes", Votes), ("rankings", Rankings), ("labels", Labels),
+                       ("ratings", Ratings)):
+        if isinstance(data, kind):
+            return name
+    raise TypeError(f"expected a DataFrame, Votes, Labels, Ratings or Rankings, got "
+                    f"{type(data).__name__}")
+
+
+__all__ = ["FORMATS", "ROLES", "format_of", "from_frame", "infer_format", "read_annotations",
+           "read_table"]
