@@ -408,9 +408,9 @@ def test_compiled_sweep_equals_step_by_step_draws(small):
 def test_trace_carries_observed_data_and_log_likelihood(small):
     trace = pl.sample(ab.build(small, plausibility=False), draws=20, tune=5, chains=2, seed=1,
                       progressbar=False, check_convergence=False)
-    ab.add_log_likelihood(trace, small)
     observed = trace.observed_data["labels"]
     assert observed.dims == ("annotation",)
     np.testing.assert_array_equal(observed.values, np.asarray(small.classes)[small.label])
     np.testing.assert_array_equal(observed["label_item"].values, np.asarray(small.items)[small.item])
     assert trace.log_likelihood["labels"].shape == (2, 20, small.n_items)
+    np.testing.assert_array_equal(trace.log_likelihood["labels"], ab.log_likelihood(trace, small))

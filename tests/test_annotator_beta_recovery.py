@@ -65,9 +65,8 @@ def test_loo_prefers_hierarchical_model_when_annotators_differ():
     traces = {}
     for kind in ab.ACCURACY_KINDS:
         model = ab.build(labels, accuracy=kind, plausibility=False)
-        traces[kind] = ab.add_log_likelihood(
-            pl.sample(model, draws=400, tune=400, chains=2, seed=3, progressbar=False,
-                      check_convergence=False), labels)
+        traces[kind] = pl.sample(model, draws=400, tune=400, chains=2, seed=3, progressbar=False,
+                                 check_convergence=False)
     ll = traces["hierarchical"].log_likelihood["labels"]
     assert ll.dims == ("chain", "draw", "item") and ll.shape == (2, 400, labels.n_items)
     loo = az.loo(traces["hierarchical"])

@@ -8,17 +8,11 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 
-from plausible.data.digest import content_hash
-from plausible.data.validation import (
-    encode,
-    fmt,
-    id_array,
-    index_array,
-    missing_rows,
-    positions,
-    raise_first,
-)
+from plausible.data.container import Annotations, every_item_annotated
+from plausible.data.validation import (encode_long, fmt, id_array,
+                                       index_array, missing_rows, positions, raise_first)
 
 
 class RatingSummary(NamedTuple):
@@ -33,7 +27,7 @@ class RatingSummary(NamedTuple):
 
 
 @dataclass(frozen=True)
-class Ratings:
+class Ratings(Annotations):
     """Long numeric ratings.
 
     ``item``, ``annotator``: int64 ``(rating,)`` indices into ``items`` ``(item,)`` and
@@ -84,21 +78,9 @@ class Ratings:
                 (score < low) | (score > high),
                 lambda k: f"{who(k)}: score {fmt(score[k])} outside the scale [{low:g}, {high:g}]",
             )
-        raise_first(
-            np.bincount(item, minlength=items.size) == 0,
-            lambda i: f"item {fmt(items[i])} has no ratings",
-        )
-        for name, value in [("item", item), ("annotator", annotator), ("score", score),
-                            ("items", items), ("annotators", annotators), ("scale", scale)]:
-            object.__setattr__(self, name, value)
-
-    @property
-    def n_items(self) -> int:
-        return self.items.size
-
-    @property
-    def n_annotators(self) -> int:
-        return self.annotators.size
+        every_item_annotated(item, items, "ratings")
+        self._freeze(item=item, annotator=annotator, score=score, items=items,
+                     annotators=annotators, scale=scale)
 
     @property
     def n_ratings(self) -> int:
@@ -123,10 +105,13 @@ class Ratings:
         return Ratings(new_position[self.item[keep]], self.annotator[keep], self.score[keep],
                        self.items[index], self.annotators, self.scale)
 
-    @property
-    def content_hash(self) -> str:
-        """SHA-256 of the ratings, ids and scale (:mod:`plausible.data.digest`)."""
-        return content_hash(self)
+    def to_dataarray(self) -> xr.DataArray:
+        """The scores, ``(rating,)``, with the item and annotator of each rating as coordinates
+        ``rating_item`` / ``rating_annotator`` (a trace's ``observed_data``)."""
+        return xr.DataArray(
+            self.score, dims="rating",
+            coords={"rating_item": ("rating", self.items[self.item]),
+                    "rating_annotator": ("rating", self.annotators[self.annotator])})
 
     @classmethod
     def from_frame(
@@ -144,18 +129,8 @@ class Ratings:
             raise ValueError(f"column {score!r} not in the frame (columns: {list(frame.columns)})")
         item_ids = frame[item].to_numpy()
         annotator_ids = frame[annotator].to_numpy()
-        item_code, items = encode(item_ids, items, "item")
-        raise_first(
-            item_code < 0,
-            lambda k: f"item {fmt(item_ids[k])} (annotator {fmt(annotator_ids[k])}) "
-            "is not among the declared items",
-        )
-        annotator_code, annotators = encode(annotator_ids, annotators, "annotator")
-        raise_first(
-            annotator_code < 0,
-            lambda k: f"item {fmt(item_ids[k])}: unknown annotator {fmt(annotator_ids[k])} "
-            "(not among the declared annotators)",
-        )
+        item_code, items, annotator_code, annotators = encode_long(item_ids, annotator_ids,
+                                                                   items, annotators)
 
         def who(k: int) -> str:
             return f"item {fmt(item_ids[k])}, annotator {fmt(annotator_ids[k])}"

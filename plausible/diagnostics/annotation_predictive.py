@@ -3,8 +3,10 @@
 Model-agnostic: the input is the observed :class:`~plausible.data.labels.Labels` and an
 int array ``replicated (sample, annotation)`` of labels replicated in the *same design*
 (same item and annotator for every annotation slot), one row per posterior draw. A model
-plugs in by providing such a replicator (e.g.
-:func:`plausible.models.annotator_beta.replicate_labels`; GLAD / Su models the same way).
+plugs in by providing such a replicator, which replicates from the evenly thinned draws of
+:func:`thinned_draws` (:func:`plausible.models.annotator_beta.replicate_labels`,
+:func:`plausible.models.glad.replicate_labels`,
+:func:`plausible.models.su_difficulty.replicate_labels`).
 
 Test quantities ``T``, computed on the observed and on every replicated label set:
 
@@ -32,6 +34,16 @@ from plausible.data.labels import Labels
 from plausible.diagnostics.vote_predictive import mid_p_value
 
 STATISTICS = ("pattern", "votes", "annotator_rate", "agreement")
+
+
+def thinned_draws(trace, draws: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(chain, draw)`` index arrays of up to ``draws`` evenly thinned posterior draws of a
+    trace (or its ``posterior``): the draws a model's label replicator replicates from."""
+    posterior = trace.posterior if hasattr(trace, "posterior") else trace
+    n_chain, n_draw = posterior.sizes["chain"], posterior.sizes["draw"]
+    flat = np.arange(n_chain * n_draw)
+    flat = flat[:: max(1, flat.size // draws)][:draws]
+    return np.divmod(flat, n_draw)
 
 
 def _one_hot(index: np.ndarray, size: int) -> sparse.csr_matrix:

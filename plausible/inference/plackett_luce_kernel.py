@@ -38,6 +38,10 @@ with generators of their own never interact
 (:func:`plausible.inference.plackett_luce_sampler.sample_candidates`).
 ``log G(s)`` for ``G ~ Gamma(s, 1)`` is :func:`plausible.maths.logspace.log_gamma_draw` (finite
 for the tiny default ``a = 1 / K``).
+
+The same tied likelihood, per item at every draw of a trace, is
+:func:`log_likelihood_kernel` (the pointwise log-likelihood of
+:mod:`plausible.models.plackett_luce`, for ``az.loo``).
 """
 
 from __future__ import annotations
@@ -175,6 +179,28 @@ def item_log_likelihood(r0, r1, block_offsets, entry_offsets, entry_candidate, r
             else:
                 total += table[full]
     return total + np.log(ratio)
+
+
+@numba.njit(cache=True, nogil=True)
+def log_likelihood_kernel(reader_start, block_offsets, entry_offsets, entry_candidate, rank,
+                          n_candidates, log_cand, log_pool):
+    """``(sample, item)``: ``sum_r log p(b^r | lambda)`` of every item's readers (each once;
+    :func:`item_log_likelihood`) at every sample's candidate log-worths ``log_cand (sample,
+    item, C)`` (the first ``n_candidates[i]`` slots valid) and log pooled mass ``log_pool
+    (sample, item)`` (``-inf`` when nothing is pooled); readers of item ``i`` are
+    ``reader_start[i] .. reader_start[i + 1] - 1`` of an unrepeated layout. Scale-free:
+    plausibilities serve as well as worths."""
+    n_samples, n_items, width = log_cand.shape
+    w = np.empty(width)
+    zbar = np.empty(max(block_offsets.size, 1))
+    table = np.empty(1 << _max_block(entry_offsets))
+    out = np.empty((n_samples, n_items))
+    for s in range(n_samples):
+        for i in range(n_items):
+            out[s, i] = item_log_likelihood(reader_start[i], reader_start[i + 1], block_offsets,
+                                            entry_offsets, entry_candidate, rank, log_cand[s, i],
+                                            log_pool[s, i], n_candidates[i], w, zbar, table)
+    return out
 
 
 @numba.njit(cache=True, nogil=True, inline='always')

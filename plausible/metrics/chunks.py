@@ -62,6 +62,23 @@ def iter_blocks(lay: Layout, width: int) -> Iterator[Block]:
                 yield Block(slice(base + a, base + b), slice(i0, i1), (*lead, draws, slice(i0, i1)))
 
 
+def iter_sample_blocks(sample_shape: tuple[int, ...], width: int) -> Iterator[tuple[slice, tuple]]:
+    """Blocks of samples covering every sample once, each at most ``chunk_elements`` values of
+    ``width`` per sample (at least one sample; ``sample_shape`` has at least one dim):
+    ``(samples, index)``, the flat sample range and the index into an array with dims
+    ``(sample dims..., ...)`` (one index along every sample dim but the last, a range of the
+    last). For per-sample computations whose temporaries span all items at once (a per-item
+    log-likelihood over every label)."""
+    budget = OPTIONS["chunk_elements"]
+    last = sample_shape[-1]
+    step = max(1, min(last, budget // max(width, 1)))
+    for lead_flat, lead in enumerate(np.ndindex(*sample_shape[:-1])):
+        base = lead_flat * last
+        for a in range(0, last, step):
+            b = min(a + step, last)
+            yield slice(base + a, base + b), (*lead, slice(a, b))
+
+
 def read(array, block: Block) -> np.ndarray:
     """The block of ``array`` (numpy, dask, or a DataArray of either; dims ``(sample
     dims..., item, ...)``) as a numpy array ``(samples, items, ...)``: a view of a numpy

@@ -53,10 +53,18 @@ its number of items (``item_patterns``; 32 patterns for the 3869 dentistry patie
 
 **Plausibility.** Rao-Blackwellised: per draw ``P(c_i = 1 | q, a, x) =
 sigmoid(logit q + gamma (L1_i - L0_i))``; ``plausibility (item, class)`` is the deterministic
-``[1 - p, p]``. Per-item marginal log-likelihoods for LOO: :func:`log_likelihood`.
+``[1 - p, p]``.
+
+**Per-item log-likelihood.** :func:`log_likelihood`, the item's term of the potential
+``labels`` (``c_i`` summed out), is declared to :func:`plausible.sample`
+(:func:`~plausible.inference.declarations.declare_log_likelihood`), which writes it as
+``log_likelihood/labels (chain, draw, item)`` and the labels (``Labels.to_dataarray``) as
+``observed_data/labels``: ``az.loo`` / ``az.compare`` read the trace as it comes.
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 import numpy as np
 import pymc as pm
@@ -66,9 +74,11 @@ from scipy.special import expit
 
 from plausible.data.labels import Labels
 from plausible.data.validation import positive
+from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.inference.annotator_beta_gibbs import AccuracyBlock, AnnotatorBetaGibbs, item_patterns
-from plausible.inference.declarations import declare_gibbs
+from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
 from plausible.inference.slice_hyper import BetaHyperSpec
+from plausible.metrics.chunks import iter_sample_blocks
 
 ACCURACY_KINDS = ("hierarchical", "symmetric", "pooled")
 INITIAL_ACCURACY = 0.8
@@ -128,8 +138,9 @@ def build(labels: Labels, *, reliability: float = 1.0, accuracy: str = "hierarch
     ``sensitivity_mean``, ``specificity_scale_inv_sqrt``, ``sensitivity_scale_inv_sqrt``;
     deterministics ``*_scale`` and ``plausibility (item, class)``; potential ``labels``
     (the marginal log-likelihood). ``pm.Data``: ``label_item``, ``label_annotator``,
-    ``label_value`` (the long data, in ``constant_data``); :func:`add_log_likelihood` adds
-    the ``log_likelihood`` and ``observed_data`` groups to a trace.
+    ``label_value`` (the long data, in ``constant_data``). Declared per-item log-likelihood
+    ``labels`` (:func:`log_likelihood`): :func:`plausible.sample` writes the
+    ``log_likelihood`` and ``observed_data`` groups.
     """
     _check_binary(labels)
     gamma = positive("reliability", reliability)
@@ -196,6 +207,8 @@ def build(labels: Labels, *, reliability: float = 1.0, accuracy: str = "hierarch
             declare_gibbs(model, AnnotatorBetaGibbs, [prevalence, *accuracy_vars, *hyper_vars],
                           patterns=pat, blocks=blocks, hyper=hyper, sweeps=sweeps,
                           reliability=gamma)
+    declare_log_likelihood(model, "labels", partial(log_likelihood, labels=labels),
+                           observed=labels.to_dataarray())
     return model
 
 
@@ -244,14 +257,18 @@ def _class_log_likelihoods(labels: Labels, sens: np.ndarray, spec: np.ndarray):
     """``(L0, L1)``, each ``(..., item)``, for accuracies ``(..., annotator)``.
 
     Computed once per distinct item pattern (:func:`item_patterns`) and gathered per item,
-    so the temporaries are ``(draws, labels of distinct patterns)``.
+    so the temporaries are ``(draws, labels of distinct patterns)``. An accuracy of exactly
+    1 (a Beta draw rounded) gives ``-inf`` for the labels it rules out.
     """
     pat = item_patterns(labels.item, labels.annotator, labels.label, labels.n_items, labels.n_annotators)
     says_positive = pat.label == 1
     lead = sens.shape[:-1]
     flat_sens, flat_spec = sens.reshape(-1, sens.shape[-1]), spec.reshape(-1, spec.shape[-1])
-    l1 = np.where(says_positive, np.log(flat_sens[:, pat.annotator]), np.log1p(-flat_sens[:, pat.annotator]))
-    l0 = np.where(says_positive, np.log1p(-flat_spec[:, pat.annotator]), np.log(flat_spec[:, pat.annotator]))
+    with np.errstate(divide="ignore"):
+        l1 = np.where(says_positive, np.log(flat_sens[:, pat.annotator]),
+                      np.log1p(-flat_sens[:, pat.annotator]))
+        l0 = np.where(says_positive, np.log1p(-flat_spec[:, pat.annotator]),
+                      np.log(flat_spec[:, pat.annotator]))
     # segment sums over patterns for every draw at once: one bincount on (draw, pattern) codes
     n, U = flat_sens.shape[0], pat.n_patterns
     codes = (np.arange(n)[:, None] * U + pat.item[None, :]).ravel()
@@ -268,44 +285,22 @@ def log_likelihood(trace, labels: Labels) -> xr.DataArray:
     ``logaddexp(log q + gamma L1_i, log(1 - q) + gamma L0_i)``, whose sum is the model's
     log-likelihood; compare models at ``gamma = 1`` for a predictive density.
 
-    Add it to a trace with ``trace["log_likelihood"] = xr.DataTree(
-    xr.Dataset({"labels": log_likelihood(trace, labels)}))``
-    (:func:`add_log_likelihood` does this)."""
+    :func:`build` declares it, so :func:`plausible.sample` writes it into the trace
+    (``log_likelihood/labels``). Computed in blocks of draws
+    (:func:`~plausible.metrics.chunks.iter_sample_blocks`): the temporaries are ``(draws of a
+    block, labels + items)``."""
     q, sens, spec, posterior = _posterior_arrays(trace, labels)
-    L0, L1 = _class_log_likelihoods(labels, sens, spec)
     gamma = trace_reliability(trace)
-    value = np.logaddexp(np.log(q)[..., None] + gamma * L1, np.log1p(-q)[..., None] + gamma * L0)
-    return xr.DataArray(value, dims=("chain", "draw", "item"),
+    sample_shape, J = q.shape, labels.n_annotators
+    q, sens, spec = q.reshape(-1), sens.reshape(-1, J), spec.reshape(-1, J)
+    value = np.empty((q.size, labels.n_items))
+    for samples, _ in iter_sample_blocks((q.size,), labels.n_annotations + 2 * labels.n_items):
+        L0, L1 = _class_log_likelihoods(labels, sens[samples], spec[samples])
+        value[samples] = np.logaddexp(np.log(q[samples])[:, None] + gamma * L1,
+                                      np.log1p(-q[samples])[:, None] + gamma * L0)
+    return xr.DataArray(value.reshape(*sample_shape, labels.n_items), dims=("chain", "draw", "item"),
                         coords={"chain": posterior["chain"].values, "draw": posterior["draw"].values,
                                 "item": labels.items})
-
-
-def observed_labels(labels: Labels) -> xr.DataArray:
-    """The observed labels, ``(annotation,)`` class values, with the item and annotator of
-    each annotation as coordinates ``label_item`` / ``label_annotator``."""
-    return xr.DataArray(
-        np.asarray(labels.classes)[labels.label], dims="annotation",
-        coords={"label_item": ("annotation", np.asarray(labels.items)[labels.item]),
-                "label_annotator": ("annotation", np.asarray(labels.annotators)[labels.annotator])})
-
-
-def add_log_likelihood(trace, labels: Labels):
-    """Attach :func:`log_likelihood` as ``trace.log_likelihood["labels"]`` (per item, for
-    ``az.loo``) and :func:`observed_labels` as ``trace.observed_data["labels"]``; returns
-    ``trace``. (The model's likelihood is a potential with the classes summed out, so PyMC
-    itself records neither group.)"""
-    trace["log_likelihood"] = xr.DataTree(xr.Dataset({"labels": log_likelihood(trace, labels)}))
-    trace["observed_data"] = xr.DataTree(xr.Dataset({"labels": observed_labels(labels)}))
-    return trace
-
-
-def _thinned_draws(trace, draws: int):
-    """Indices ``(chain, draw)`` of up to ``draws`` evenly thinned posterior draws."""
-    posterior = trace.posterior if hasattr(trace, "posterior") else trace
-    n_chain, n_draw = posterior.sizes["chain"], posterior.sizes["draw"]
-    flat = np.arange(n_chain * n_draw)
-    flat = flat[:: max(1, flat.size // draws)][:draws]
-    return np.divmod(flat, n_draw)
 
 
 def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | None = None,
@@ -322,7 +317,7 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
     if classes not in ("new", "posterior"):
         raise ValueError(f"classes must be 'new' or 'posterior', got {classes!r}")
     q, sens, spec, posterior = _posterior_arrays(trace, labels)
-    chain, draw = _thinned_draws(posterior, draws)
+    chain, draw = thinned_draws(posterior, draws)
     q, sens, spec = q[chain, draw], sens[chain, draw], spec[chain, draw]
     rng = np.random.default_rng(seed)
     if classes == "new":
@@ -362,13 +357,11 @@ def item_log_likelihood_point(labels: Labels, prevalence: float, sensitivity, sp
 
 __all__ = [
     "ACCURACY_KINDS",
-    "add_log_likelihood",
     "annotator_accuracies",
     "build",
     "item_log_likelihood_point",
     "label_switching_check",
     "log_likelihood",
-    "observed_labels",
     "replicate_labels",
     "trace_reliability",
 ]

@@ -76,7 +76,7 @@ def weighted_log_plausibility(trace, weights: np.ndarray) -> xr.DataArray:
     for block in iter_blocks(lay, slot_weights.shape[1]):
         w = slot_weights[block.items]
         with np.errstate(divide="ignore", invalid="ignore"):
-            terms = np.where(w > 0, w * np.log(read(values, block)), 0.0)
+            terms = np.where(w > 0, w * np.log(read(values, block).astype(np.float64)), 0.0)
         out[block.samples, block.items] = terms.sum(axis=-1)
     return xr.DataArray(out.reshape(*lay.sample_shape, lay.n_items), dims=("chain", "draw", "item"),
                         coords={"chain": posterior["chain"].values,

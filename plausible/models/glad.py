@@ -17,7 +17,13 @@ Variables: ``ability (annotator)``, ``log_inverse_difficulty (item)``, ``class_p
 (class)``, ``true_class (item)`` (Gibbs build only), deterministic ``plausibility (item,
 class)``; the class layer, the two builds (exact Gibbs for ``z`` and ``pi`` + exact slice scan
 of ``alpha`` and ``log beta``; or ``z`` summed out, NUTS only) and the plausibility are those
-of :mod:`plausible.models.difficulty`.
+of :mod:`plausible.models.difficulty`. ``pm.Data``: ``reliability`` and
+``log_inverse_difficulty_prior`` (mean, sd).
+
+**Model criticism.** Both builds declare the per-item log-likelihood :func:`log_likelihood`
+(``log_likelihood/labels`` of a :func:`plausible.sample` trace, the class summed out, the
+draw's ``log beta_i``; ``observed_data/labels``), so ``az.loo`` / ``az.compare`` compare GLAD
+with the other label models; :func:`replicate_labels` gives posterior predictive labels.
 
 **Speed.** The Gibbs build has no gradient step. Given ``z`` the likelihood factorises over
 annotators and over items, so each ``alpha_j`` and each ``log beta_i`` is drawn by a
@@ -68,9 +74,10 @@ from pytensor.link.numba.dispatch.basic import numba_njit, register_funcify_defa
 
 from plausible.data.labels import Labels
 from plausible.data.validation import positive
-from plausible.inference.declarations import declare_gibbs
+from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
 from plausible.inference.difficulty_gibbs import class_posterior
 from plausible.inference.difficulty_slice import DifficultySlice, LabelGroups
+from plausible.models import difficulty as class_layer
 from plausible.models.difficulty import add_class_layer, check_labels, coords, label_indices
 
 
@@ -188,7 +195,9 @@ def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
     with pm.Model(coords=coords(labels)) as model:
         ability = pm.Normal("ability", *ability_prior, dims="annotator",
                             initval=np.ones(labels.n_annotators))
-        log_beta = pm.Normal("log_inverse_difficulty", *log_inverse_difficulty_prior, dims="item")
+        item_prior = pm.Data("log_inverse_difficulty_prior",
+                             np.asarray(log_inverse_difficulty_prior, dtype=float))
+        log_beta = pm.Normal("log_inverse_difficulty", item_prior[0], item_prior[1], dims="item")
         item, annotator = label_indices(labels)
         score = ability[annotator] * pt.exp(log_beta)[item]
         # log sigmoid(s) = -softplus(-s), log(1 - sigmoid(s)) = -softplus(s)
@@ -204,7 +213,39 @@ def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
                       n_classes=labels.n_classes, link="glad", annotator_prior=ability_prior,
                       item_prior=log_inverse_difficulty_prior, sweeps=sweeps,
                       reliability=gamma)
+    declare_log_likelihood(model, "labels", partial(log_likelihood, labels=labels),
+                           observed=labels.to_dataarray())
     return model
+
+
+def _draw_log_inverse_difficulty(rng, prior, size):
+    return rng.normal(prior[0], prior[1], size)
+
+
+PARAMETERS = class_layer.DifficultyParameters(
+    "glad", "ability", "log_inverse_difficulty", "log_inverse_difficulty_prior",
+    _draw_log_inverse_difficulty)
+"""GLAD's parameters as :mod:`plausible.models.difficulty` reads them from a trace."""
+
+
+def log_likelihood(trace, labels: Labels) -> xr.DataArray:
+    """Per-item log-likelihood ``logsumexp_c(log pi_c + gamma L[i, c])``, ``(chain, draw,
+    item)``, at every draw's ``pi``, ``alpha`` and ``log beta`` (the class summed out,
+    ``gamma`` the trace's reliability; :func:`plausible.models.difficulty.marginal_log_likelihood`).
+    :func:`build` declares it: :func:`plausible.sample` writes it as ``log_likelihood/labels``."""
+    return class_layer.marginal_log_likelihood(trace, labels, PARAMETERS)
+
+
+def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | None = None,
+                     classes: str = "new") -> np.ndarray:
+    """Replicated labels in the observed design, int ``(sample, annotation)`` class indices,
+    from ``draws`` thinned posterior draws: ``classes="new"``, new items (``log beta_i`` from
+    its prior, ``z_i ~ Categorical(pi)``); ``classes="posterior"``, the same items (the
+    draw's ``log beta_i``, ``z_i`` from its class posterior). See
+    :func:`plausible.models.difficulty.replicate_labels`; feed the result to
+    :func:`plausible.diagnostics.annotation_predictive.annotation_predictive_check`."""
+    return class_layer.replicate_labels(trace, labels, PARAMETERS, draws=draws, seed=seed,
+                                        classes=classes)
 
 
 def label_switching_check(trace) -> xr.DataArray:
@@ -217,4 +258,4 @@ def label_switching_check(trace) -> xr.DataArray:
     return (posterior["ability"].mean("annotator") <= 0).mean("draw")
 
 
-__all__ = ["build", "label_switching_check"]
+__all__ = ["PARAMETERS", "build", "label_switching_check", "log_likelihood", "replicate_labels"]

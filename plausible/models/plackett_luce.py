@@ -22,20 +22,37 @@ Reliability ``gamma`` multiplies the rankings' log-likelihood:
 The likelihood enters the model as ``pm.Potential("ranking_likelihood", gamma * log p)``
 (the rankings are not a PyMC distribution), so the model's ``logp`` is the exact posterior
 density in both cases.
+
+**Per-item log-likelihood.** Both builds declare :func:`log_likelihood`, ``gamma sum_r log
+p(b^r | lambda_i)`` over item ``i``'s readers at every draw's worths (the Gibbs build's
+``gamma`` repetitions as a factor), which :func:`plausible.sample` writes as
+``log_likelihood/rankings (chain, draw, item)`` with the rankings
+(``Rankings.to_dataarray``) as ``observed_data/rankings``. The likelihood sees the worths
+only through ratios, and only the candidates' and the pool's total, so it is computed from
+either storage of :mod:`plausible.metrics.storage` as it is (the candidate form of the
+compiled sampler natively, no densifying), by the compiled
+:func:`~plausible.inference.plackett_luce_kernel.log_likelihood_kernel`.
 """
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
+import xarray as xr
 
 from plausible.data.rankings import Rankings
 from plausible.data.validation import positive, positive_integer
-from plausible.inference.declarations import declare_gibbs, declare_sampler
+from plausible.inference.declarations import declare_gibbs, declare_log_likelihood, declare_sampler
 from plausible.inference.plackett_luce_gibbs import PlackettLuceGibbs
+from plausible.inference.plackett_luce_kernel import log_likelihood_kernel
 from plausible.inference.plackett_luce_sampler import sample_candidates
-from plausible.maths.plackett_luce import layout, log_likelihood, log_likelihood_pt
+from plausible.maths import plackett_luce as pll
+from plausible.maths.plackett_luce import layout, log_likelihood_pt
+from plausible.metrics.chunks import iter_sample_blocks
+from plausible.metrics.storage import NAME, CandidateStorage, storage_form
 
 WHOLE_RELIABILITY = "the Gibbs sampler repeats every reader; pass gibbs=False to temper with NUTS"
 
@@ -45,7 +62,8 @@ def build(rankings, *, reliability: float = 1, gibbs: bool = True,
     """PyMC model of PL worths for a :class:`~plausible.data.Rankings`.
 
     Free variable ``worth (item, class)`` (``Gamma(shape, rate)``, value ``worth_log__``);
-    deterministic ``plausibility (item, class)``; potential ``ranking_likelihood``.
+    deterministic ``plausibility (item, class)``; potential ``ranking_likelihood``; declared
+    per-item log-likelihood ``rankings`` (:func:`log_likelihood`).
     ``reliability``: a whole number of repetitions with ``gibbs=True``, any real > 0 with
     ``gibbs=False`` (see the module docstring).
     """
@@ -70,7 +88,66 @@ def build(rankings, *, reliability: float = 1, gibbs: bool = True,
                       rate=rate)
         declare_sampler(model, sample_candidates, width=gibbs_layout.max_candidates,
                         rankings=rankings, reliability=weight, shape=shape, rate=rate)
+    declare_log_likelihood(model, "rankings",
+                           partial(log_likelihood, rankings=rankings, reliability=weight),
+                           observed=rankings.to_dataarray())
     return model
+
+
+def _candidate_reader(trace, lay: pll.PLLayout):
+    """``read(index) -> (cand (samples, item, C), pool (samples, item))`` float64
+    plausibilities of the layout's candidates and the pool's total at ``index`` (into
+    ``(chain, draw, ...)``), from either storage; and the values per sample it reads."""
+    if storage_form(trace) == "dense":
+        values = trace["posterior"][NAME].transpose("chain", "draw", "item", "class")
+
+        def read(index):
+            return lay.to_candidates(np.asarray(values.data[index], dtype=np.float64))
+
+        return read, lay.n_items * lay.n_classes
+    storage = CandidateStorage.from_trace(trace)
+    width = lay.max_candidates
+    stored = storage.candidate_class
+    if stored.shape[1] < width or not np.array_equal(stored[:, :width], lay.candidate_class) \
+            or (stored[:, width:] >= 0).any():
+        raise ValueError("the trace's candidate classes are not the rankings' (the classes some "
+                         "reader ranks, per item): a trace of other rankings?")
+
+    def read(index):
+        cand = np.asarray(storage.values.data[index], dtype=np.float64)[..., :width]
+        return cand, np.asarray(storage.pooled.data[index], dtype=np.float64)
+
+    return read, lay.n_items * (stored.shape[1] + 1)
+
+
+def log_likelihood(trace, rankings: Rankings, *, reliability: float = 1) -> xr.DataArray:
+    """Per-item log-likelihood ``gamma sum_r log p(b^r | lambda_i)``, ``(chain, draw, item)``:
+    the exact tied PL likelihood of item ``i``'s readers (:mod:`plausible.maths.plackett_luce`)
+    at every draw's plausibilities, times the reliability ``gamma`` (the factor the rankings
+    contribute to the log posterior; ``gamma = 1`` for a predictive density).
+
+    Reads dense traces (``plausibility``) and candidate-form traces (``plausibility_candidates``,
+    ``pooled_mass``; the likelihood needs nothing else: the pooled classes enter only through
+    their total) in blocks of draws; :func:`build` declares it, so :func:`plausible.sample`
+    writes it as ``log_likelihood/rankings``.
+    """
+    lay = layout(rankings)
+    posterior = trace["posterior"]
+    read, per_sample = _candidate_reader(trace, lay)
+    sample_shape = (posterior.sizes["chain"], posterior.sizes["draw"])
+    starts = np.r_[lay.reader_start, lay.n_readers_total]
+    out = np.empty((np.prod(sample_shape), lay.n_items))
+    for samples, index in iter_sample_blocks(sample_shape, 3 * per_sample):
+        cand, pool = read(index)
+        with np.errstate(divide="ignore"):
+            log_cand, log_pool = np.log(cand), np.log(pool)
+        out[samples] = log_likelihood_kernel(starts, lay.block_offsets, lay.entry_offsets,
+                                             lay.entry_candidate, lay.rank, lay.n_candidates,
+                                             log_cand, log_pool)
+    return xr.DataArray(reliability * out.reshape(*sample_shape, lay.n_items),
+                        dims=("chain", "draw", "item"),
+                        coords={"chain": posterior["chain"].values,
+                                "draw": posterior["draw"].values, "item": rankings.items})
 
 
 def ranking_probability(blocks, worth) -> float:
@@ -79,4 +156,4 @@ def ranking_probability(blocks, worth) -> float:
     is ``0.0111111``."""
     worth = np.asarray(worth, dtype=float)
     rankings = Rankings.from_selectors([[blocks]], classes=worth.size)
-    return float(np.exp(log_likelihood(rankings, worth[None])[0]))
+    return float(np.exp(pll.log_likelihood(rankings, worth[None])[0]))

@@ -34,11 +34,18 @@ Dims: ``item``, ``class``, ``rating`` (and ``annotator``). Variables: ``mu``, ``
 ``(item,)``; hyper-parameters ``mu0, kappa0, alpha0, beta0`` (``pm.Data`` when fixed);
 observed ``ratings (rating,)``; ``plausibility (item, class)``; ``pm.Data`` ``reliability``
 and ``threshold`` (change them with :func:`set_reliability` / :func:`set_threshold`).
+
+**Per-item log-likelihood.** The model declares :func:`log_likelihood`, ``gamma sum_{k: i_k =
+i} log N(x_k | mu_i, sigma2_i)`` (with the annotator offsets when present) at every draw:
+:func:`plausible.sample` writes it as ``log_likelihood/ratings (chain, draw, item)`` on every
+route (exact batches, a Zarr store, PyMC, shards of items), with the scores
+(``Ratings.to_dataarray``) as ``observed_data/ratings``, for ``az.loo`` / ``az.compare``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 
 import numpy as np
 import pymc as pm
@@ -48,8 +55,9 @@ from scipy import special
 
 from plausible.data.ratings import Ratings, RatingSummary
 from plausible.data.validation import positive
-from plausible.inference.declarations import declare_gibbs
+from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
 from plausible.inference.nig_gibbs import NIGGibbs
+from plausible.metrics.chunks import iter_sample_blocks
 from plausible.models.ratings_empirical import EmpiricalBayesFit, fit_empirical_bayes
 from plausible.models.ratings_nig import (
     CLASSES,
@@ -73,6 +81,7 @@ __all__ = [
     "default_hyperpriors",
     "fit_empirical_bayes",
     "iter_draws",
+    "log_likelihood",
     "log_marginal_likelihood",
     "nig_posterior",
     "rao_blackwell_prob_below",
@@ -261,7 +270,38 @@ def build(
             *(hyper[name] for name in HYPERPARAMETERS), summary.count, weight_sum, mean, ss, gamma
         )
         declare_gibbs(model, NIGGibbs, [mu, sigma2], posterior=posterior)
+    declare_log_likelihood(model, "ratings", partial(log_likelihood, ratings=ratings),
+                           observed=ratings.to_dataarray())
     return model
+
+
+def log_likelihood(trace, ratings: Ratings) -> xr.DataArray:
+    """Per-item log-likelihood ``gamma sum_{k: i_k = i} log N(x_k | mu_i + b_{a_k}, sigma2_i
+    s_{a_k}^2)``, ``(chain, draw, item)``, at every draw's ``mu``, ``sigma2`` (and annotator
+    offsets ``b``, ``log s`` when the trace has them; else ``b = 0``, ``s = 1``), ``gamma`` the
+    trace's ``constant_data/reliability``: the factor item ``i``'s ratings contribute to the log
+    posterior. Computed in blocks of draws (temporaries ``(draws of a block, ratings)``), also
+    from a lazily opened trace; :func:`build` declares it."""
+    posterior = trace["posterior"]
+    gamma = float(trace["constant_data"]["reliability"])
+    order = np.argsort(ratings.item, kind="stable")
+    item, annotator, score = ratings.item[order], ratings.annotator[order], ratings.score[order]
+    starts = np.searchsorted(item, np.arange(ratings.n_items))  # every item has a rating
+    effects = "annotator_bias" in posterior
+    sample_shape = (posterior.sizes["chain"], posterior.sizes["draw"])
+    out = np.empty((np.prod(sample_shape), ratings.n_items))
+    for samples, index in iter_sample_blocks(sample_shape, 4 * ratings.n_ratings):
+        loc = np.asarray(posterior["mu"].data[index])[:, item]
+        log_sd = 0.5 * np.log(np.asarray(posterior["sigma2"].data[index]))[:, item]
+        if effects:
+            loc = loc + np.asarray(posterior["annotator_bias"].data[index])[:, annotator]
+            log_sd = log_sd + np.asarray(posterior["annotator_log_scale"].data[index])[:, annotator]
+        z = (score - loc) * np.exp(-log_sd)
+        terms = -0.5 * z * z - log_sd - 0.5 * np.log(2 * np.pi)
+        out[samples] = gamma * np.add.reduceat(terms, starts, axis=1)
+    return xr.DataArray(out.reshape(*sample_shape, ratings.n_items), dims=("chain", "draw", "item"),
+                        coords={"chain": posterior["chain"].values,
+                                "draw": posterior["draw"].values, "item": ratings.items})
 
 
 def shard_options(ratings: Ratings, *, prior="empirical", reliability: float = 1.0,

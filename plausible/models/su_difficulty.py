@@ -13,10 +13,13 @@ Default priors: ``delta ~ Beta(1, 5)`` (most items easy, Su's main setting),
 ``phi ~ Beta(1, 2)`` (labelers more often reliable than not).
 
 Variables: ``difficulty (item)``, ``fallibility (annotator)``, ``class_prior (class)``,
-``true_class (item)`` (Gibbs build only), deterministic ``plausibility (item, class)``.
+``true_class (item)`` (Gibbs build only), deterministic ``plausibility (item, class)``;
+``pm.Data``: ``reliability`` and ``difficulty_prior`` (a, b).
 Builds: ``gibbs=True`` (exact Gibbs for ``z`` and ``pi``, exact slice scan of ``delta`` and
 ``phi`` given ``z``, :class:`~plausible.inference.difficulty_slice.DifficultySlice`: no NUTS)
-or ``gibbs=False`` (``z`` summed out, NUTS only).
+or ``gibbs=False`` (``z`` summed out, NUTS only). Both declare the per-item log-likelihood
+:func:`log_likelihood` (class summed out, the draw's ``delta_i``) for ``az.loo`` /
+``az.compare``; :func:`replicate_labels` gives posterior predictive labels.
 
 **Identifiability.** ``r_k >= 1/C`` for every parameter value (no adversarial labelers), so
 relabelling the classes never maps a parameter point to another with the same likelihood:
@@ -32,17 +35,21 @@ known, the true classes are independent over items with the closed-form posterio
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
+import xarray as xr
 
 from plausible.data.labels import Labels
 from plausible.data.validation import positive
-from plausible.inference.declarations import declare_gibbs
+from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
 from plausible.inference.difficulty_gibbs import class_posterior
 from plausible.inference.difficulty_slice import DifficultySlice
+from plausible.models import difficulty as class_layer
 from plausible.models.difficulty import add_class_layer, check_labels, coords, label_indices
-from plausible.maths.fallibility import error_rate, label_log_likelihood
+from plausible.maths.fallibility import label_log_likelihood
 
 
 def _check_beta(name, prior):
@@ -83,7 +90,8 @@ def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
     _check_beta("fallibility_prior", fallibility_prior)
     C = labels.n_classes
     with pm.Model(coords=coords(labels)) as model:
-        delta = pm.Beta("difficulty", *difficulty_prior, dims="item")
+        item_prior = pm.Data("difficulty_prior", np.asarray(difficulty_prior, dtype=float))
+        delta = pm.Beta("difficulty", item_prior[0], item_prior[1], dims="item")
         phi = pm.Beta("fallibility", *fallibility_prior, dims="annotator")
         # 1 - epsilon = 1/C + ((C-1)/C) (1 - delta)(1 - phi): computed on the log scale
         item, annotator = label_indices(labels)
@@ -99,7 +107,38 @@ def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
                       annotator=labels.annotator, label=labels.label,
                       n_classes=C, link="su", annotator_prior=fallibility_prior,
                       item_prior=difficulty_prior, sweeps=sweeps, reliability=gamma)
+    declare_log_likelihood(model, "labels", partial(log_likelihood, labels=labels),
+                           observed=labels.to_dataarray())
     return model
+
+
+def _draw_difficulty(rng, prior, size):
+    return rng.beta(prior[0], prior[1], size)
+
+
+PARAMETERS = class_layer.DifficultyParameters("su", "fallibility", "difficulty", "difficulty_prior",
+                                             _draw_difficulty)
+"""Su's parameters as :mod:`plausible.models.difficulty` reads them from a trace."""
+
+
+def log_likelihood(trace, labels: Labels) -> xr.DataArray:
+    """Per-item log-likelihood ``logsumexp_c(log pi_c + gamma L[i, c])``, ``(chain, draw,
+    item)``, at every draw's ``pi``, ``phi`` and ``delta`` (the class summed out, ``gamma``
+    the trace's reliability; :func:`plausible.models.difficulty.marginal_log_likelihood`).
+    :func:`build` declares it: :func:`plausible.sample` writes it as ``log_likelihood/labels``."""
+    return class_layer.marginal_log_likelihood(trace, labels, PARAMETERS)
+
+
+def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | None = None,
+                     classes: str = "new") -> np.ndarray:
+    """Replicated labels in the observed design, int ``(sample, annotation)`` class indices,
+    from ``draws`` thinned posterior draws: ``classes="new"``, new items (``delta_i`` from its
+    prior, ``z_i ~ Categorical(pi)``); ``classes="posterior"``, the same items (the draw's
+    ``delta_i``, ``z_i`` from its class posterior). See
+    :func:`plausible.models.difficulty.replicate_labels`; feed the result to
+    :func:`plausible.diagnostics.annotation_predictive.annotation_predictive_check`."""
+    return class_layer.replicate_labels(trace, labels, PARAMETERS, draws=draws, seed=seed,
+                                        classes=classes)
 
 
 def known_class_posterior(labels: Labels, difficulty, fallibility, class_prior) -> np.ndarray:
@@ -123,4 +162,4 @@ def known_class_posterior(labels: Labels, difficulty, fallibility, class_prior) 
     return class_posterior(log_prior, L)
 
 
-__all__ = ["build", "known_class_posterior"]
+__all__ = ["PARAMETERS", "build", "known_class_posterior", "log_likelihood", "replicate_labels"]
