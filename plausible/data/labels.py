@@ -9,20 +9,13 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from plausible.data.digest import content_hash
-from plausible.data.validation import (
-    encode,
-    fmt,
-    id_array,
-    index_array,
-    missing_rows,
-    positions,
-    raise_first,
-)
+from plausible.data.container import Annotations, every_item_annotated
+from plausible.data.validation import (encode, encode_long, fmt, id_array,
+                                       index_array, missing_rows, positions, raise_first)
 
 
 @dataclass(frozen=True)
-class Labels:
+class Labels(Annotations):
     """Long categorical annotations.
 
     ``item``, ``annotator``, ``label``: int64 ``(annotation,)`` indices into ``items``
@@ -62,25 +55,9 @@ class Labels:
             lambda k: f"item {fmt(items[item[k]])}, annotator {fmt(annotators[annotator[k]])}: "
             f"class index {label[k]} out of range for {classes.size} classes",
         )
-        raise_first(
-            np.bincount(item, minlength=items.size) == 0,
-            lambda i: f"item {fmt(items[i])} has no labels",
-        )
-        for name, value in [("item", item), ("annotator", annotator), ("label", label),
-                            ("items", items), ("annotators", annotators), ("classes", classes)]:
-            object.__setattr__(self, name, value)
-
-    @property
-    def n_items(self) -> int:
-        return self.items.size
-
-    @property
-    def n_annotators(self) -> int:
-        return self.annotators.size
-
-    @property
-    def n_classes(self) -> int:
-        return self.classes.size
+        every_item_annotated(item, items, "labels")
+        self._freeze(item=item, annotator=annotator, label=label, items=items,
+                     annotators=annotators, classes=classes)
 
     @property
     def n_annotations(self) -> int:
@@ -97,11 +74,6 @@ class Labels:
         return Labels(new_position[self.item[keep]], self.annotator[keep], self.label[keep],
                       self.items[index], self.annotators, self.classes)
 
-    @property
-    def content_hash(self) -> str:
-        """SHA-256 of the annotations and ids (:mod:`plausible.data.digest`)."""
-        return content_hash(self)
-
     @classmethod
     def from_frame(
         cls, frame: pd.DataFrame, item="item", annotator="annotator", label="label",
@@ -117,18 +89,8 @@ class Labels:
         item_ids = frame[item].to_numpy()
         annotator_ids = frame[annotator].to_numpy()
         values = frame[label].to_numpy()
-        item_code, items = encode(item_ids, items, "item")
-        raise_first(
-            item_code < 0,
-            lambda k: f"item {fmt(item_ids[k])} (annotator {fmt(annotator_ids[k])}) "
-            "is not among the declared items",
-        )
-        annotator_code, annotators = encode(annotator_ids, annotators, "annotator")
-        raise_first(
-            annotator_code < 0,
-            lambda k: f"item {fmt(item_ids[k])}: unknown annotator {fmt(annotator_ids[k])} "
-            "(not among the declared annotators)",
-        )
+        item_code, items, annotator_code, annotators = encode_long(item_ids, annotator_ids,
+                                                                   items, annotators)
         code, classes = encode(values, classes, "class", sort=True)
         raise_first(
             code < 0,

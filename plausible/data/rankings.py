@@ -13,16 +13,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from plausible.data.digest import content_hash
-from plausible.data.validation import (
-    encode,
-    fmt,
-    id_array,
-    index_array,
-    missing_rows,
-    positions,
-    raise_first,
-)
+from plausible.data.container import Annotations
+from plausible.data.validation import (encode, fmt, id_array,
+                                       index_array, missing_rows, positions, raise_first)
 
 UNRANKED = -1
 """Value of :meth:`Rankings.blocks` for a class the reader did not name."""
@@ -41,7 +34,7 @@ def _sequence(value, what: str) -> list:
 
 
 @dataclass(frozen=True)
-class Rankings:
+class Rankings(Annotations):
     """Partial rankings of ``K`` classes by the readers of each item.
 
     Entries (one per ranked (item, reader, class)), int64 ``(entry,)``, sorted by
@@ -143,18 +136,8 @@ class Rankings:
                 f"{fmt(readers[i - 1])} and {fmt(readers[i])}",
             )
 
-        for name, value in [("item", item), ("reader", reader), ("label", label), ("block", block),
-                            ("n_readers", n_readers), ("items", items), ("classes", classes),
-                            ("readers", readers)]:
-            object.__setattr__(self, name, value)
-
-    @property
-    def n_items(self) -> int:
-        return self.items.size
-
-    @property
-    def n_classes(self) -> int:
-        return self.classes.size
+        self._freeze(item=item, reader=reader, label=label, block=block, n_readers=n_readers,
+                     items=items, classes=classes, readers=readers)
 
     @property
     def n_entries(self) -> int:
@@ -194,20 +177,16 @@ class Rankings:
                         self.block[keep], self.n_readers[index], self.items[index], self.classes,
                         None if self.readers is None else self.readers[keep])
 
-    @property
-    def content_hash(self) -> str:
-        """SHA-256 of the rankings and ids (:mod:`plausible.data.digest`)."""
-        return content_hash(self)
-
     def to_dataarray(self) -> xr.DataArray:
         """The ranked classes as class ids, ``(entry,)``, with coordinates ``entry_item``
         (item id), ``entry_reader`` (reader within the item) and ``entry_block`` (0 = top;
-        equal = tied) (a trace's ``observed_data``)."""
-        return xr.DataArray(
-            self.classes[self.label], dims="entry",
-            coords={"entry_item": ("entry", self.items[self.item]),
-                    "entry_reader": ("entry", self.reader),
-                    "entry_block": ("entry", self.block)})
+        equal = tied), and ``entry_annotator`` (the reader's annotator id) when the readers
+        carry ids (a trace's ``observed_data``)."""
+        coords = {"entry_item": ("entry", self.items[self.item]),
+                  "entry_reader": ("entry", self.reader), "entry_block": ("entry", self.block)}
+        if self.readers is not None:
+            coords["entry_annotator"] = ("entry", self.readers)
+        return xr.DataArray(self.classes[self.label], dims="entry", coords=coords)
 
     def to_selectors(self) -> list[list[list[list[int]]]]:
         """Nested lists cases -> readers -> blocks -> class ids (inverse of ``from_selectors``)."""

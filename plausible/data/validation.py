@@ -69,6 +69,25 @@ def encode(values, known: Sequence | None, what: str, sort: bool = False):
     return pd.Index(known).get_indexer(values).astype(np.int64), known
 
 
+def encode_long(item_ids, annotator_ids, items=None, annotators=None):
+    """Indices of a long table's item and annotator ids: ``(item_code, items, annotator_code,
+    annotators)`` (:func:`encode`), ``ValueError`` naming the row's item and annotator when an
+    id is not among the declared ``items`` / ``annotators``."""
+    item_code, items = encode(item_ids, items, "item")
+    raise_first(
+        item_code < 0,
+        lambda k: f"item {fmt(item_ids[k])} (annotator {fmt(annotator_ids[k])}) "
+        "is not among the declared items",
+    )
+    annotator_code, annotators = encode(annotator_ids, annotators, "annotator")
+    raise_first(
+        annotator_code < 0,
+        lambda k: f"item {fmt(item_ids[k])}: unknown annotator {fmt(annotator_ids[k])} "
+        "(not among the declared annotators)",
+    )
+    return item_code, items, annotator_code, annotators
+
+
 def missing_rows(frame: pd.DataFrame, columns: Sequence[str]) -> None:
     """Reject rows with a missing value in one of ``columns``, naming the row."""
     for column in columns:

@@ -6,13 +6,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from plausible.data.digest import content_hash
+from plausible.data.container import Annotations
 from plausible.data.labels import Labels
 from plausible.data.validation import id_array, integer_counts, positions
 
 
 @dataclass(frozen=True)
-class Votes:
+class Votes(Annotations):
     """Vote counts.
 
     ``counts`` int64 ``(item, class)``, every entry >= 0 and every item with >= 1 vote;
@@ -33,17 +33,7 @@ class Votes:
             counts, items, classes, prefix="", dtype_error="counts must hold integers",
             empty="has no votes",
         )
-        object.__setattr__(self, "counts", counts)
-        object.__setattr__(self, "items", items)
-        object.__setattr__(self, "classes", classes)
-
-    @property
-    def n_items(self) -> int:
-        return self.counts.shape[0]
-
-    @property
-    def n_classes(self) -> int:
-        return self.counts.shape[1]
+        self._freeze(counts=counts, items=items, classes=classes)
 
     def n_named(self) -> np.ndarray:
         """int64 ``(item,)``: the number of classes each item has a vote for."""
@@ -54,11 +44,6 @@ class Votes:
         classes kept."""
         index = positions(items, self.n_items)
         return Votes(self.counts[index], self.items[index], self.classes)
-
-    @property
-    def content_hash(self) -> str:
-        """SHA-256 of the counts and ids (:mod:`plausible.data.digest`)."""
-        return content_hash(self)
 
     @classmethod
     def from_counts(cls, counts, items=None, classes=None) -> Votes:

@@ -170,14 +170,8 @@ def ess_tail(
         Defaults to ArviZ's ``rcParams["stats.ci_prob"]`` (0.89 unless changed, i.e. the
         0.11 and 0.89 quantiles), which is what ``arviz.ess(method="tail")`` uses;
         ``prob=0.95`` gives the 5% / 95% quantiles of Vehtari et al. (2021).
-    chunk_size, workers : int, optional
-        Chunking and threading (see :func:`rhat`).
 
-    Returns
-    -------
-    ndarray of float64, shape ``element_shape``
-        ``chain * 2 * (draw // 2)`` for constant elements; NaN for elements with a NaN
-        draw or with fewer than 4 draws.
+    ``draws``, ``chunk_size``, ``workers`` and the result as in :func:`ess_bulk`.
     """
     return _diagnose(draws, ("ess_tail",), prob, chunk_size, workers)["ess_tail"]
 
@@ -188,19 +182,9 @@ def mcse_mean(
     """Monte Carlo standard error of the posterior mean of every element.
 
     ``sd / sqrt(ESS_mean)`` (see the module docstring).  Same estimator as
-    ``arviz.mcse(method="mean")``.
-
-    Parameters
-    ----------
-    draws : array_like, shape ``(chain, draw, *element_shape)``
-    chunk_size, workers : int, optional
-        Chunking and threading (see :func:`rhat`).
-
-    Returns
-    -------
-    ndarray of float64, shape ``element_shape``
-        0 for constant elements; NaN for elements with a NaN draw or with fewer than 4
-        draws.
+    ``arviz.mcse(method="mean")``. ``draws``, ``chunk_size``, ``workers`` as in
+    :func:`ess_bulk`; float64 ``element_shape``, 0 for constant elements, NaN for elements
+    with a NaN draw or with fewer than 4 draws.
     """
     return _diagnose(draws, ("mcse_mean",), None, chunk_size, workers)["mcse_mean"]
 

@@ -40,14 +40,7 @@ def as_plausibility(obj, var_name: str = NAME) -> xr.DataArray:
     -------
     xarray.DataArray
         The draws, dims ``(sample dims..., "item", "class")`` in any order; not copied.
-
-    Raises
-    ------
-    TypeError
-        For other input types or non-numeric values.
-    ValueError
-        When the variable, the ``posterior`` group or the ``item`` / ``class`` dims are
-        missing.
+        Errors as :func:`plausible.metrics.as_draws`.
     """
     draws = as_draws(obj, var_name)
     if isinstance(draws, DenseDraws):
