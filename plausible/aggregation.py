@@ -22,10 +22,11 @@ posterior is spread out).
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -117,8 +118,15 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
     if reliability is not None:
         options["reliability"] = reliability
     built = entry.build(fitted, **options)
-    trace = sample(built, draws=draws, chains=chains, seed=seed, progressbar=progressbar,
-                   check_convergence=False)
+    pymc_log = logging.getLogger("pymc")
+    level = pymc_log.level
+    if not progressbar:  # quiet means quiet: no "Sequential sampling ..." lines either
+        pymc_log.setLevel(max(level, logging.WARNING))
+    try:
+        trace = sample(built, draws=draws, chains=chains, seed=seed, progressbar=progressbar,
+                       check_convergence=False)
+    finally:
+        pymc_log.setLevel(level)
     return Aggregation(trace=trace, model=name, data=fitted, default=model is None,
                        options=options)
 
@@ -335,10 +343,12 @@ def _data_from_trace(tree: xr.DataTree, kind: str):
         return Labels.from_frame(frame, classes=classes)
     if kind == "rankings":
         entries = observed["rankings"]
+        reader = "entry_annotator" if "entry_annotator" in entries.coords else "entry_reader"
         frame = pd.DataFrame({"item": entries["entry_item"].values,
-                              "reader": entries["entry_reader"].values,
+                              "reader": entries[reader].values,
                               "label": entries.values, "rank": entries["entry_block"].values})
-        return Rankings.from_long(frame, classes=classes)
+        rankings = Rankings.from_long(frame, classes=classes)
+        return rankings if reader == "entry_annotator" else replace(rankings, readers=None)
     ratings = observed["ratings"]
     frame = pd.DataFrame({"item": ratings["rating_item"].values,
                           "annotator": ratings["rating_annotator"].values,

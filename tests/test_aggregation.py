@@ -1,0 +1,158 @@
+"""``pl.aggregate`` and its result: every input format to the right container and default
+model, ids end to end, labels / certainty / evaluate / check / to_frame, save and load."""
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+import plausible as pl
+from plausible.data import tables
+
+matplotlib.use("Agg")
+FAST = {"draws": 60, "chains": 2, "seed": 1}
+
+
+def crowd(n_items=30, classes=("ant", "bee", "cat"), seed=0):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n_items):
+        truth = rng.integers(len(classes))
+        for w in rng.choice(5, 3, replace=False):
+            label = truth if rng.random() < 0.8 else rng.integers(len(classes))
+            rows.append((f"q{i}", f"ann-{w}", classes[label]))
+    return pd.DataFrame(rows, columns=["task", "worker", "label"])
+
+
+@pytest.mark.parametrize("frame, kind", [
+    (pd.DataFrame({"task": ["a", "a"], "worker": ["u", "v"], "label": ["x", "y"]}), "labels"),
+    (pd.DataFrame({"item": ["a", "a"], "annotator": ["u", "v"], "label": [1, 0]}), "labels"),
+    (pd.DataFrame({"item": ["a", "a"], "annotator": ["u", "v"], "score": [1.5, 0.2]}), "ratings"),
+    (pd.DataFrame({"item": ["a", "a"], "annotator": ["u", "u"], "label": [2, 0],
+                   "rank": [1, 2]}), "rankings"),
+    (pd.DataFrame({"item": ["a", "b"], "x": [3, 0], "y": [1, 2]}), "votes"),
+])
+def test_formats_are_recognised_from_the_columns(frame, kind):
+    assert tables.infer_format(frame) == kind
+    assert tables.format_of(tables.from_frame(frame)) == kind
+
+
+def test_ambiguous_tables_are_refused_naming_the_columns():
+    with pytest.raises(ValueError, match=r"\['id', 'rater', 'answer'\].*annotator="):
+        tables.from_frame(pd.DataFrame({"id": [1], "rater": [2], "answer": [0]}))
+    with pytest.raises(ValueError, match="both a label column"):
+        tables.from_frame(pd.DataFrame({"task": [1], "worker": [1], "label": [0], "score": [1.0]}))
+    with pytest.raises(ValueError, match="not numeric"):
+        tables.from_frame(pd.DataFrame({"x": [1], "y": ["a"]}))
+    named = tables.from_frame(pd.DataFrame({"id": [1, 1], "rater": [2, 3], "answer": [0, 1]}),
+                              item="id", annotator="rater", label="answer")
+    assert named.n_annotations == 2
+
+
+def test_crosstab_keeps_task_ids_and_class_names():
+    table = crowd()
+    votes = tables.from_frame(pd.crosstab(table["task"], table["label"]))
+    assert list(votes.classes) == ["ant", "bee", "cat"] and votes.items[0] == "q0"
+    same = pl.data.Votes.from_counts(pd.crosstab(table["task"], table["label"]))
+    assert list(same.items) == list(votes.items)
+
+
+def test_string_ids_survive_and_the_default_model_is_said():
+    table = crowd()
+    result = pl.aggregate(table, **FAST)
+    assert result.model == "glad" and result.default and "default for labels" in repr(result)
+    frame = result.to_frame()
+    assert frame["item"].tolist() == list(dict.fromkeys(table["task"]))
+    assert [c for c in frame.columns if c.startswith("plausibility_")] == [
+        "plausibility_ant", "plausibility_bee", "plausibility_cat"]
+    binary = table[table["label"] != "cat"]
+    assert pl.aggregate(binary, **FAST).model == "annotator-beta"
+
+
+def test_labels_describe_one_class_per_item():
+    result = pl.aggregate(crowd(seed=3), "dirichlet", **FAST)
+    labels = result.labels()
+    shares = pl.metrics.label_certainty(result.trace)
+    mean = pl.metrics.posterior_mean(result.trace)
+    top = shares.sel(item=labels.index.values).values.argmax(axis=1)
+    assert (shares["class"].values[top] == labels["top_class"].values).all()
+    np.testing.assert_array_equal(shares.values.max(axis=1), labels["certainty_top1"])
+    np.testing.assert_array_equal(
+        mean.values[np.arange(len(labels)), top], labels["probability_top_class"])
+    np.testing.assert_array_equal(result.certainty(top=1).values, labels["certainty_top1"])
+    xr.testing.assert_equal(result.plausibility, mean)
+
+
+def test_evaluate_predictions_and_scores():
+    result = pl.aggregate(crowd(seed=4), "dirichlet", **FAST)
+    labels = result.labels()
+    perfect = result.evaluate(labels["top_class"])
+    expected = pl.metrics.summarize(pl.metrics.ua_set_accuracy(
+        result.trace, np.eye(3, dtype=bool)[pd.Index(["ant", "bee", "cat"]).get_indexer(
+            labels["top_class"])]))
+    assert perfect.loc["ua_accuracy", "mean"] == pytest.approx(float(expected["mean"]))
+    assert perfect.loc["ua_accuracy", "mean"] == pytest.approx(labels["certainty_top1"].mean())
+    scores = np.random.default_rng(0).random((len(labels), 3))
+    table = result.evaluate(scores)
+    assert list(table.index) == ["ua_top1_accuracy", "ua_top2_accuracy", "ua_top3_accuracy"]
+    assert table.loc["ua_top3_accuracy", "mean"] == 1.0
+    frame = pd.DataFrame(scores, index=labels.index, columns=["ant", "bee", "cat"]).iloc[::-1]
+    pd.testing.assert_frame_equal(result.evaluate(frame), table)
+    with pytest.raises(ValueError, match="no prediction for item 'q0'"):
+        result.evaluate(labels["top_class"].iloc[1:])
+    with pytest.raises(ValueError, match="'dog' is not one of the classes"):
+        result.evaluate(labels["top_class"].replace({"ant": "dog"}))
+
+
+def test_model_and_data_mismatches_are_clear_errors():
+    table = crowd()
+    with pytest.raises(ValueError, match="model 'prirn' takes rankings; the data are labels"):
+        pl.aggregate(table, "prirn", **FAST)
+    ratings = pd.DataFrame({"item": ["a", "a", "b"], "annotator": ["u", "v", "u"],
+                            "score": [3.0, 4.0, 1.0]})
+    with pytest.raises(ValueError, match="needs threshold="):
+        pl.aggregate(ratings, **FAST)
+    with pytest.raises(ValueError, match="unknown model 'nope'"):
+        pl.aggregate(table, "nope")
+    with pytest.raises(TypeError, match="DataFrame, Votes"):
+        pl.aggregate([1, 2, 3])
+
+
+@pytest.mark.parametrize("name, data, options", [
+    ("dirichlet", "votes", {}),
+    ("glad", "labels", {}),
+    ("prirn", "rankings", {}),
+    ("normal-inverse-gamma", "ratings", {"threshold": 2.0}),
+])
+def test_check_save_and_load_round_trip(tmp_path, name, data, options):
+    table = crowd(seed=5)
+    inputs = {
+        "votes": pd.crosstab(table["task"], table["label"]),
+        "labels": table,
+        "rankings": pd.DataFrame({"item": ["a", "a", "a", "b", "b"], "annotator": list("uuvuu"),
+                                  "label": ["x", "y", "y", "z", "x"], "rank": [1, 2, 1, 1, 1]}),
+        "ratings": pd.DataFrame({"item": list("aabbc"), "annotator": list("uvuvu"),
+                                 "score": [3.0, 4.0, 1.0, 0.5, 2.5]}),
+    }
+    result = pl.aggregate(inputs[data], name, **FAST, **options)
+    check = result.check(draws=20)
+    assert check.convergence.status in ("converged", "not converged", "exact draws")
+    assert "Posterior predictive check" in check.text
+    path = result.save(tmp_path / "run.nc")
+    loaded = pl.load(path)
+    assert loaded.model == name and type(loaded.data) is type(result.data)
+    assert loaded.data.content_hash == result.data.content_hash
+    pd.testing.assert_frame_equal(loaded.to_frame(), result.to_frame())
+    assert [p.name for p in tmp_path.iterdir()] == ["run.nc"]
+    assert result.plot() is not None
+
+
+def test_save_refuses_nothing_partial(tmp_path):
+    result = pl.aggregate(crowd(), "dirichlet", **FAST)
+    with pytest.raises(OSError):
+        result.save(tmp_path / "missing-folder" / "run.nc")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ValueError, match="not a saved plausible aggregation"):
+        xr.DataTree.from_dict({"posterior": xr.Dataset()}).to_netcdf(tmp_path / "other.nc")
+        pl.load(tmp_path / "other.nc")
