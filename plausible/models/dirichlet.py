@@ -16,6 +16,7 @@ posterior on the vote shares; ``gamma`` and ``alpha`` are ``pm.Data``, so a reli
 sweep is ``pm.set_data`` plus a new :func:`plausible.sample` call.
 """
 
+import numba
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
@@ -47,6 +48,20 @@ def pseudo_count_prior(pseudo_counts, *, reliability, alpha):
     return plausibility, gamma
 
 
+@numba.njit(parallel=True, nogil=True, cache=True)
+def _weighted_log_sum(values, weights, out):  # pragma: no cover - compiled
+    """``out[s, i] = sum_{c: w_ic > 0} w_ic log values[s, i, c]`` in float64 (``values``
+    ``(sample, item, slot)`` float32 or float64, ``weights`` ``(item, slot)``); parallel over
+    samples, each sum in slot order (the same bits on any number of threads)."""
+    for s in numba.prange(values.shape[0]):
+        for i in range(values.shape[1]):
+            total = 0.0
+            for c in range(values.shape[2]):
+                if weights[i, c] > 0:
+                    total += weights[i, c] * np.log(np.float64(values[s, i, c]))
+            out[s, i] = total
+
+
 def weighted_log_plausibility(trace, weights: np.ndarray) -> xr.DataArray:
     """``sum_c w_ic log lambda_ic`` per draw and item, ``(chain, draw, item)``, from either
     storage (:mod:`plausible.metrics.storage`), in blocks of bounded size.
@@ -74,10 +89,8 @@ def weighted_log_plausibility(trace, weights: np.ndarray) -> xr.DataArray:
     lay = layout(values.rename({values.dims[-1]: "class"}))
     out = np.empty((lay.n_samples, lay.n_items))
     for block in iter_blocks(lay, slot_weights.shape[1]):
-        w = slot_weights[block.items]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            terms = np.where(w > 0, w * np.log(read(values, block).astype(np.float64)), 0.0)
-        out[block.samples, block.items] = terms.sum(axis=-1)
+        _weighted_log_sum(read(values, block), slot_weights[block.items],
+                          out[block.samples, block.items])
     return xr.DataArray(out.reshape(*lay.sample_shape, lay.n_items), dims=("chain", "draw", "item"),
                         coords={"chain": posterior["chain"].values,
                                 "draw": posterior["draw"].values, "item": items})
