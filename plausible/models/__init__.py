@@ -11,6 +11,7 @@ Also here: the deterministic aggregates they are compared with (:mod:`irn`,
 
 from plausible.models import (
     annotator_beta,
+    dawid_skene,
     difficulty,
     dirichlet,
     glad,
@@ -28,6 +29,7 @@ __all__ = [
     "ModelEntry",
     "annotator_beta",
     "available",
+    "dawid_skene",
     "difficulty",
     "dirichlet",
     "entry",

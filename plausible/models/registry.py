@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 import pymc as pm
 
-from plausible.models import annotator_beta, dirichlet, glad, plackett_luce, prirn, ratings, su_difficulty
+from plausible.models import (annotator_beta, dawid_skene, dirichlet, glad, plackett_luce, prirn,
+                              ratings, su_difficulty)
 
 FORMATS = ("votes", "rankings", "labels", "ratings")
 """Annotation formats, matching the containers ``Votes``, ``Rankings``, ``Labels``, ``Ratings``."""
@@ -72,6 +73,9 @@ ENTRIES = (
     ModelEntry("annotator-beta", annotator_beta.build, "labels", "tempering", False,
                "Carpenter's hierarchical Beta sensitivities and specificities, exact Gibbs",
                classes="binary", replicate=annotator_beta.replicate_labels),
+    ModelEntry("dawid-skene", dawid_skene.build, "labels", "tempering", False,
+               "Bayesian Dawid-Skene: a confusion matrix per annotator, exact Gibbs",
+               replicate=dawid_skene.replicate_labels),
     ModelEntry("glad", glad.build, "labels", "tempering", False,
                "GLAD: annotator ability x item difficulty, Gibbs classes + slice parameters",
                replicate=glad.replicate_labels),

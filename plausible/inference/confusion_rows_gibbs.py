@@ -1,0 +1,81 @@
+"""Exact Gibbs step for annotators' confusion matrices given the true classes (Dawid–Skene).
+
+Annotator ``j``'s confusion matrix has rows ``theta_j[c] ~ Dirichlet(beta_c)`` (the
+distribution of ``j``'s label when the true class is ``c``); annotation ``k`` (label ``x_k``
+of item ``i_k`` by annotator ``j_k``) enters with reliability ``gamma``::
+
+    log p(x | z, theta) = gamma sum_k log theta_{j_k}[z_{i_k}, x_k]
+
+Given the classes ``z`` the rows are independent and conjugate:
+
+    theta_j[c] | z, x ~ Dirichlet(beta_c + gamma n_j[c, :]),
+    n_j[c, x] = #{k: j_k = j, z_{i_k} = c, x_k = x},
+
+drawn for every annotator and row at once (one ``bincount`` of the codes ``(j C + c) C + x``
+and one vector of Gamma draws). The draw is written to PyMC's simplex value variable as
+``log G[..., :-1] - mean(log G)`` (:class:`~plausible.inference.dirichlet_gibbs.DirichletGibbs`
+explains the transform).
+"""
+
+import numpy as np
+from pymc.logprob.transforms import SimplexTransform
+from pymc.model import modelcontext
+from pymc.step_methods.compound import BlockedStep
+from pymc.util import get_value_vars_from_user_vars
+
+from plausible.maths.logspace import log_gamma_draws
+
+
+class ConfusionRowsGibbs(BlockedStep):
+    """Draws every confusion row from its Dirichlet full conditional (see module).
+
+    Parameters
+    ----------
+    vars : list
+        ``[confusion]``: Dirichlet ``(annotator, class, class)`` on PyMC's simplex transform.
+    true_class : random variable
+        The Categorical ``(item,)`` true classes (read from the point).
+    item, annotator, label : int arrays ``(annotation,)``
+        The labels.
+    prior : array ``(class, class)``
+        ``beta``: row ``c`` is the Dirichlet concentration of every annotator's row ``c``.
+    reliability : float
+        ``gamma > 0``.
+    """
+
+    name = "confusion_rows_gibbs"
+    stats_dtypes_shapes = {}
+
+    def __init__(self, vars, true_class, item, annotator, label, prior, reliability=1.0,
+                 model=None, rng=None, blocked=True):
+        model = modelcontext(model)
+        [value] = get_value_vars_from_user_vars(vars, model)
+        rv = model.values_to_rvs[value]
+        if not isinstance(model.rvs_to_transforms.get(rv), SimplexTransform):
+            raise ValueError(f"ConfusionRowsGibbs needs {rv.name!r} on PyMC's simplex transform")
+        self.prior = np.asarray(prior, dtype=float)
+        self.n_classes = self.prior.shape[0]
+        self.n_annotators = int(rv.shape.eval()[0])
+        self.item, self.annotator, self.label = (np.asarray(a, dtype=np.int64)
+                                                 for a in (item, annotator, label))
+        self.reliability = float(reliability)
+        self.z_name = model.rvs_to_values[true_class].name
+        self.vars = [value]
+        self.rng = np.random.default_rng(rng)
+
+    def counts(self, classes: np.ndarray) -> np.ndarray:
+        """``n (annotator, class, class)``: labels per annotator, true class and label."""
+        C = self.n_classes
+        codes = (self.annotator * C + classes[self.item]) * C + self.label
+        return np.bincount(codes, minlength=self.n_annotators * C * C).reshape(
+            self.n_annotators, C, C)
+
+    def draw(self, classes: np.ndarray) -> np.ndarray:
+        """Log-ratio simplex values of ``theta | z``, ``(annotator, class, class - 1)``."""
+        log_g = log_gamma_draws(self.rng, self.prior + self.reliability * self.counts(classes))
+        return log_g[..., :-1] - log_g.mean(axis=-1, keepdims=True)
+
+    def step(self, point):
+        new_point = dict(point)
+        new_point[self.vars[0].name] = self.draw(np.asarray(point[self.z_name], dtype=np.int64))
+        return new_point, []

@@ -1,0 +1,185 @@
+"""Bayesian Dawid–Skene (Dawid & Skene 1979; rater's ``dawid_skene``): one confusion matrix
+per annotator.
+
+Annotation ``k`` is label ``x_k`` of item ``i_k`` by annotator ``j_k``::
+
+    pi           ~ Dirichlet(a)                 class prevalence, (class,)
+    theta_j[c]   ~ Dirichlet(beta_c)            annotator j's labels when the truth is c,
+                                                (annotator, class, label_class)
+    z_i          ~ Categorical(pi)
+    x_k          ~ Categorical(theta_{j_k}[z_{i_k}])       (likelihood to the power gamma)
+
+**Prior.** ``beta_c`` puts ``confusion_prior[0]`` on the diagonal and ``confusion_prior[1]``
+elsewhere; the default ``(4, 1)`` has prior mean accuracy ``4 / (C + 3)`` (0.8 for two
+classes), which also orients the model (below). ``a = class_concentration`` (1).
+
+**Gibbs** (every step exact): ``z | pi, theta`` from ``softmax_c(log pi_c + gamma L[i, c])``
+with ``L[i, c] = sum_{k: i_k = i} log theta_{j_k}[c, x_k]`` and ``pi | z ~ Dirichlet(a +
+counts(z))`` (:class:`~plausible.inference.difficulty_gibbs.ClassGibbs`); ``theta_j[c] | z ~
+Dirichlet(beta_c + gamma n_j[c, :])`` for every annotator and row at once
+(:class:`~plausible.inference.confusion_rows_gibbs.ConfusionRowsGibbs`). ``gibbs=False`` sums
+the classes out and runs NUTS on ``pi`` and ``theta`` (the independent check).
+
+**Plausibility** is Rao-Blackwellised: per draw the class posterior ``P(z_i | pi, theta, x)``,
+not the drawn class.
+
+**Label switching.** The likelihood is invariant under a permutation of the classes applied
+to ``z``, ``pi`` and the rows of every ``theta_j``. The reported mode is the one where
+annotators are right more often than not on average (mean diagonal of the ``theta_j`` above
+``1 / C``), favoured by the diagonal prior; chains start with ``z`` at the majority vote.
+:func:`label_switching_check` counts the draws outside it.
+
+**Per-item log-likelihood** (``az.loo``): ``logsumexp_c(log pi_c + gamma L[i, c])`` per draw
+(class summed out). :func:`replicate_labels` gives posterior predictive labels in the
+observed design.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+import xarray as xr
+from scipy.special import logsumexp
+
+from plausible.data.labels import Labels
+from plausible.data.validation import positive
+from plausible.diagnostics.annotation_predictive import thinned_draws
+from plausible.inference.confusion_rows_gibbs import ConfusionRowsGibbs
+from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
+from plausible.inference.difficulty_gibbs import ClassGibbs
+from plausible.metrics.chunks import iter_sample_blocks
+from plausible.models.difficulty import check_labels, coords, majority_vote
+
+
+def confusion_concentration(n_classes: int, confusion_prior) -> np.ndarray:
+    """``beta (class, class)``: ``confusion_prior[0]`` on the diagonal, ``[1]`` elsewhere."""
+    diagonal, off = (positive("confusion_prior", v) for v in confusion_prior)
+    beta = np.full((n_classes, n_classes), off)
+    np.fill_diagonal(beta, diagonal)
+    return beta
+
+
+def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
+          confusion_prior: tuple = (4.0, 1.0), class_concentration: float = 1.0) -> pm.Model:
+    """PyMC model of Bayesian Dawid–Skene for ``labels`` (``C >= 2`` classes).
+
+    Variables: ``class_prior (class)``, ``confusion (annotator, class, label_class)``,
+    ``true_class (item)`` (Gibbs build), deterministic ``plausibility (item, class)``.
+    ``reliability``: ``gamma > 0``, the power of the labels' likelihood given the classes.
+    """
+    check_labels(labels)
+    gamma = positive("reliability", reliability)
+    a = positive("class_concentration", class_concentration)
+    C = labels.n_classes
+    beta = confusion_concentration(C, confusion_prior)
+    model_coords = {**coords(labels), "label_class": labels.classes}
+    item, annotator, label = (pt.constant(v) for v in (labels.item, labels.annotator,
+                                                        labels.label))
+    with pm.Model(coords=model_coords) as model:
+        pm.Data("reliability", gamma)
+        pm.Data("confusion_concentration", beta, dims=("class", "label_class"))
+        pi = pm.Dirichlet("class_prior", a=np.full(C, a), dims="class")
+        theta = pm.Dirichlet("confusion", a=np.broadcast_to(beta, (labels.n_annotators, C, C)),
+                             dims=("annotator", "class", "label_class"))
+        log_theta = pt.log(theta)
+        # L[i, c] = sum over the item's labels of log theta_j[c, x_k]
+        terms = log_theta[annotator, :, label]                      # (annotation, class)
+        L = pt.inc_subtensor(pt.zeros((labels.n_items, C))[item], terms)
+        log_joint = pt.log(pi)[None, :] + gamma * L
+        posterior = pt.exp(pt.special.log_softmax(log_joint, axis=1))
+        if gibbs:
+            z = pm.Categorical("true_class", p=pi, dims="item", initval=majority_vote(labels))
+            pm.Potential("labels", gamma * log_theta[annotator, z[item], label].sum())
+            declare_gibbs(model, ClassGibbs, [z, pi], concentration=np.full(C, a),
+                          class_probabilities=posterior)
+            declare_gibbs(model, ConfusionRowsGibbs, [theta], true_class=z, item=labels.item,
+                          annotator=labels.annotator, label=labels.label, prior=beta,
+                          reliability=gamma)
+        else:
+            pm.Potential("labels", pt.logsumexp(log_joint, axis=1).sum())
+        pm.Deterministic("plausibility", posterior, dims=("item", "class"))
+    declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
+                           observed=labels.to_dataarray())
+    return model
+
+
+def _arrays(posterior, chain, draw):
+    """``pi (..., class)`` and ``theta (..., annotator, class, label_class)`` float64 at
+    ``[chain, draw]`` (ints, a slice of draws, or paired index arrays)."""
+    pi = posterior["class_prior"].transpose("chain", "draw", "class")
+    theta = posterior["confusion"].transpose("chain", "draw", "annotator", "class", "label_class")
+    if isinstance(draw, np.ndarray):  # paired indices: read the variables once
+        return (np.asarray(pi.values, dtype=np.float64)[chain, draw],
+                np.asarray(theta.values, dtype=np.float64)[chain, draw])
+    return (np.asarray(pi.data[chain, draw], dtype=np.float64),
+            np.asarray(theta.data[chain, draw], dtype=np.float64))
+
+
+def class_log_likelihood(labels: Labels, theta: np.ndarray) -> np.ndarray:
+    """``L (sample, item, class)``, ``L[s, i, c] = sum_{k: i_k = i} log theta[s, j_k, c, x_k]``,
+    for confusion matrices ``theta (sample, annotator, class, label_class)``."""
+    with np.errstate(divide="ignore"):
+        terms = np.log(theta[:, labels.annotator, :, labels.label])  # (annotation, sample, class)
+    L = np.zeros((labels.n_items, theta.shape[0], labels.n_classes))
+    np.add.at(L, labels.item, terms)
+    return L.transpose(1, 0, 2)
+
+
+def log_likelihood(trace, labels: Labels) -> xr.DataArray:
+    """Per-item ``logsumexp_c(log pi_c + gamma L[i, c])``, ``(chain, draw, item)``, read in
+    blocks of draws (:func:`class_log_likelihood`)."""
+    posterior = trace["posterior"]
+    gamma = float(trace["constant_data"]["reliability"])
+    shape = (posterior.sizes["chain"], posterior.sizes["draw"])
+    out = np.empty((shape[0] * shape[1], labels.n_items))
+    width = labels.n_annotations * labels.n_classes + labels.n_annotators * labels.n_classes ** 2
+    for samples, (chain, draw) in iter_sample_blocks(shape, width):
+        pi, theta = _arrays(posterior, chain, draw)
+        L = class_log_likelihood(labels, theta.reshape(-1, *theta.shape[-3:]))
+        with np.errstate(divide="ignore"):
+            out[samples] = logsumexp(np.log(pi.reshape(-1, 1, labels.n_classes)) + gamma * L,
+                                     axis=-1)
+    return xr.DataArray(out.reshape(*shape, labels.n_items), dims=("chain", "draw", "item"),
+                        coords={"chain": posterior["chain"].values,
+                                "draw": posterior["draw"].values, "item": labels.items})
+
+
+def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | None = None,
+                     classes: str = "new") -> np.ndarray:
+    """Replicated labels in the observed design, int ``(sample, annotation)``: for each of
+    ``draws`` thinned draws, classes from ``pi`` (``classes="new"``) or from the items'
+    posterior (``"posterior"``), then ``x_k ~ theta_{j_k}[z_{i_k}]``."""
+    if classes not in ("new", "posterior"):
+        raise ValueError(f"classes must be 'new' or 'posterior', got {classes!r}")
+    posterior = trace["posterior"]
+    chain, draw = thinned_draws(posterior, draws)
+    pi, theta = _arrays(posterior, chain, draw)
+    rng = np.random.default_rng(seed)
+    n = pi.shape[0]
+    if classes == "new":
+        p_item = np.broadcast_to(pi[:, None, :], (n, labels.n_items, labels.n_classes))
+    else:
+        gamma = float(trace["constant_data"]["reliability"])
+        log_joint = np.log(pi)[:, None, :] + gamma * class_log_likelihood(labels, theta)
+        p_item = np.exp(log_joint - logsumexp(log_joint, axis=-1, keepdims=True))
+    z = (rng.random((n, labels.n_items, 1)) > np.cumsum(p_item, axis=-1)).sum(axis=-1)
+    z = np.minimum(z, labels.n_classes - 1)
+    rows = theta[np.arange(n)[:, None], labels.annotator[None, :], z[:, labels.item]]
+    x = (rng.random((n, labels.n_annotations, 1)) > np.cumsum(rows, axis=-1)).sum(axis=-1)
+    return np.minimum(x, labels.n_classes - 1).astype(np.int64)
+
+
+def label_switching_check(trace) -> xr.DataArray:
+    """Share of draws per chain whose mean confusion diagonal is at most ``1 / C`` (annotators
+    no better than chance on average: a relabelled mode), ``(chain,)``; 0 in the reported
+    mode."""
+    theta = trace["posterior"]["confusion"]
+    C = theta.sizes["class"]
+    diagonal = xr.DataArray(np.eye(C), dims=("class", "label_class"))
+    accuracy = (theta * diagonal).sum(("class", "label_class")).mean("annotator") / C
+    return (accuracy <= 1.0 / C).mean("draw")
+
+
+__all__ = ["build", "class_log_likelihood", "confusion_concentration", "label_switching_check",
+           "log_likelihood", "replicate_labels"]

@@ -1,0 +1,158 @@
+"""Bayesian Dawid–Skene: the conjugate confusion-row step against its closed form, the class
+posterior and the per-item log-likelihood against enumeration, Gibbs against NUTS with the
+classes summed out, replicated labels, the label-switching check, the front door."""
+
+import warnings
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+from scipy.special import logsumexp, softmax
+
+import plausible as pl
+from plausible.inference.confusion_rows_gibbs import ConfusionRowsGibbs
+from plausible.models import dawid_skene as ds
+
+
+def small_labels(seed=0, n_items=12, n_annotators=3, n_classes=3):
+    return pl.data.simulate_glad(n_items, n_annotators, n_classes=n_classes, coverage=0.8,
+                                 seed=seed).labels
+
+
+def simplex(values):
+    """PyMC's simplex value (log-ratio, last axis ``C - 1``) back to the simplex."""
+    full = np.concatenate([values, -values.sum(axis=-1, keepdims=True)], axis=-1)
+    return softmax(full, axis=-1)
+
+
+def test_confusion_rows_step_draws_the_dirichlet_conditional():
+    labels = small_labels(seed=1)
+    gamma = 1.7
+    model = ds.build(labels, reliability=gamma)
+    step = ConfusionRowsGibbs([model["confusion"]], true_class=model["true_class"],
+                              item=labels.item, annotator=labels.annotator, label=labels.label,
+                              prior=ds.confusion_concentration(3, (4.0, 1.0)), reliability=gamma,
+                              model=model, rng=0)
+    z = np.random.default_rng(2).integers(3, size=labels.n_items)
+    n = np.zeros((labels.n_annotators, 3, 3))
+    for k in range(labels.n_annotations):  # brute-force counts
+        n[labels.annotator[k], z[labels.item[k]], labels.label[k]] += 1
+    np.testing.assert_array_equal(step.counts(z), n)
+    concentration = ds.confusion_concentration(3, (4.0, 1.0)) + gamma * n
+    draws = simplex(np.stack([step.draw(z) for _ in range(4000)]))
+    total = concentration.sum(axis=-1, keepdims=True)
+    mean = concentration / total
+    var = mean * (1 - mean) / (total + 1)
+    z_mean = (draws.mean(axis=0) - mean) / np.sqrt(var / 4000)
+    assert np.abs(z_mean).max() < 4.5
+    np.testing.assert_allclose(draws.var(axis=0), var, rtol=0.15)
+
+
+def test_class_posterior_matches_enumeration():
+    labels = small_labels(seed=3)
+    gamma = 0.6
+    model = ds.build(labels, reliability=gamma)
+    point = model.initial_point()
+    rng = np.random.default_rng(4)
+    pi = rng.dirichlet(np.ones(3))
+    theta = rng.dirichlet(np.ones(3), size=(labels.n_annotators, 3))
+    point["class_prior_simplex__"] = np.log(pi[:-1]) - np.log(pi).mean()
+    point["confusion_simplex__"] = np.log(theta[..., :-1]) - np.log(theta).mean(-1, keepdims=True)
+    [out] = model.replace_rvs_by_values([model["plausibility"]])
+    plausibility = model.compile_fn(out, inputs=model.value_vars, on_unused_input="ignore",
+                                    point_fn=True)(point)
+    for i in range(labels.n_items):
+        log_p = np.log(pi).copy()
+        for k in np.flatnonzero(labels.item == i):
+            log_p += gamma * np.log(theta[labels.annotator[k], :, labels.label[k]])
+        np.testing.assert_allclose(plausibility[i], softmax(log_p), rtol=1e-10)
+
+
+def test_log_likelihood_matches_enumeration_and_loo_runs():
+    labels = small_labels(seed=5)
+    gamma = 1.3
+    trace = pl.sample(ds.build(labels, reliability=gamma), draws=30, chains=2, seed=0,
+                      progressbar=False)
+    ll = trace["log_likelihood"]["labels"]
+    assert ll.dims == ("chain", "draw", "item")
+    pi = trace.posterior["class_prior"].values
+    theta = trace.posterior["confusion"].values
+    for c, d in [(0, 0), (1, 29)]:
+        for i in range(labels.n_items):
+            terms = np.log(pi[c, d]).copy()
+            for k in np.flatnonzero(labels.item == i):
+                terms += gamma * np.log(theta[c, d, labels.annotator[k], :, labels.label[k]])
+            np.testing.assert_allclose(ll.values[c, d, i], logsumexp(terms), rtol=1e-10)
+    assert trace["observed_data"]["labels"].sizes["annotation"] == labels.n_annotations
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        az.loo(trace)
+
+
+@pytest.mark.slow
+def test_gibbs_matches_nuts_with_classes_summed_out():
+    labels = pl.data.simulate_glad(40, 4, n_classes=2, seed=3).labels
+    gibbs = pl.sample(ds.build(labels), draws=2000, seed=0, progressbar=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        nuts = pl.sample(ds.build(labels, gibbs=False), draws=1000, seed=1, progressbar=False,
+                         dispersion=0.3)
+    assert (ds.label_switching_check(nuts) == 0).all()
+    assert pl.diagnostics.convergence_report(nuts).converged
+    for name in ("plausibility", "confusion", "class_prior"):
+        a, b = (t.posterior[name].transpose("chain", "draw", ...).values for t in (gibbs, nuts))
+        se = np.hypot(pl.diagnostics.mcse_mean(a), pl.diagnostics.mcse_mean(b))
+        z = np.abs(a.mean((0, 1)) - b.mean((0, 1))) / np.maximum(se, 1e-12)
+        assert z.max() < 4.5, name
+
+
+def test_replicated_labels_keep_the_design_and_cover_the_rates():
+    sim = pl.data.simulate_glad(150, 5, n_classes=3, seed=6)
+    labels = sim.labels
+    trace = pl.sample(ds.build(labels), draws=300, seed=0, progressbar=False)
+    for classes in ("new", "posterior"):
+        replicated = ds.replicate_labels(trace, labels, draws=200, seed=1, classes=classes)
+        assert replicated.shape == (200, labels.n_annotations)
+        assert replicated.min() >= 0 and replicated.max() < 3
+    check = pl.diagnostics.annotation_predictive_check(
+        labels, ds.replicate_labels(trace, labels, draws=400, seed=2))
+    rates = check.p_values("annotator_rate")
+    assert ((rates > 0.005) & (rates < 0.995)).all()
+
+
+def test_label_switching_check_flags_a_relabelled_trace():
+    rng = np.random.default_rng(7)
+    good = rng.dirichlet([8.0, 1.0], size=(2, 50, 3))      # rows of class 0: mostly right
+    theta = np.stack([good, good[..., ::-1]], axis=-2)     # (chain, draw, annotator, 2, 2)
+    dims = ("chain", "draw", "annotator", "class", "label_class")
+    trace = xr.DataTree.from_dict({"posterior": xr.Dataset({"confusion": (dims, theta)})})
+    assert (ds.label_switching_check(trace) == 0).all()
+    swapped = xr.DataTree.from_dict({"posterior": xr.Dataset(
+        {"confusion": (dims, theta[..., ::-1, :])})})
+    assert (ds.label_switching_check(swapped) == 1).all()
+
+
+def test_front_door_and_cli_with_string_ids(tmp_path, capsys):
+    sim = pl.data.simulate_glad(60, 5, n_classes=3, seed=8)
+    table = sim.labels.to_frame()
+    table = pd.DataFrame({"task": "t" + table["item"].astype(str),
+                          "worker": "w" + table["annotator"].astype(str),
+                          "label": np.array(["red", "green", "blue"])[table["label"]]})
+    table.to_csv(tmp_path / "answers.csv", index=False)
+    from plausible.cli import main
+
+    out = tmp_path / "out.csv"
+    assert main(["aggregate", str(tmp_path / "answers.csv"), "--model", "dawid-skene", "-o",
+                 str(out), "--draws", "100", "--chains", "2", "--no-progress"]) == 0
+    frame = pd.read_csv(out)
+    assert list(frame.columns[:4]) == ["item", "top_class", "probability_top_class",
+                                       "certainty_top1"]
+    assert set(frame.columns[4:]) == {"plausibility_blue", "plausibility_green",
+                                      "plausibility_red"}
+    expected = pl.aggregate(table, "dawid-skene", draws=100, chains=2, seed=0).to_frame()
+    pd.testing.assert_frame_equal(frame, expected, check_dtype=False)
+    assert "dawid-skene" in pl.models.available("labels").index
+    assert isinstance(pl.aggregate(table, "dawid-skene", draws=20, chains=2, seed=0).check(
+        draws=20).predictive, pl.diagnostics.AnnotationPredictiveCheck)
