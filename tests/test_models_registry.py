@@ -23,13 +23,13 @@ OPTIONS = {"normal-inverse-gamma": {"threshold": 1.5}}
 
 def test_available_lists_every_aggregation_model():
     table = models.available()
-    assert set(table.index) == {"dirichlet", "prirn", "plackett-luce", "annotator-beta", "glad",
-                                "su-difficulty", "normal-inverse-gamma"}
+    assert set(table.index) == {"dirichlet", "prirn", "plackett-luce", "annotator-beta",
+                                "dawid-skene", "glad", "su-difficulty", "normal-inverse-gamma"}
     assert set(table["data"]) == set(models.FORMATS)
     assert set(table["reliability"]) == {"tempering", "repetitions"}
     assert list(models.available("rankings").index) == ["prirn", "plackett-luce"]
-    with pytest.raises(ValueError, match="unknown model 'dawid'; available: dirichlet"):
-        models.get("dawid")
+    with pytest.raises(ValueError, match="unknown model 'mace'; available: dirichlet"):
+        models.get("mace")
     with pytest.raises(ValueError, match="data must be one of"):
         models.available("images")
 
