@@ -12,7 +12,7 @@ import xarray as xr
 from scipy.special import logsumexp, softmax
 
 import plausible as pl
-from plausible.inference.confusion_rows_gibbs import ConfusionRowsGibbs
+from plausible.inference.confusion_rows_gibbs import ConfusionRowsGibbs, OneCoinGibbs
 from plausible.models import dawid_skene as ds
 
 
@@ -156,3 +156,55 @@ def test_front_door_and_cli_with_string_ids(tmp_path, capsys):
     assert "dawid-skene" in pl.models.available("labels").index
     assert isinstance(pl.aggregate(table, "dawid-skene", draws=20, chains=2, seed=0).check(
         draws=20).predictive, pl.diagnostics.AnnotationPredictiveCheck)
+
+
+def test_one_coin_step_draws_the_beta_conditional():
+    labels = small_labels(seed=9)
+    gamma = 0.8
+    model = ds.build_one_coin(labels, reliability=gamma)
+    step = OneCoinGibbs([model["accuracy"]], true_class=model["true_class"], item=labels.item,
+                        annotator=labels.annotator, label=labels.label, prior=(4.0, 1.0),
+                        reliability=gamma, model=model, rng=0)
+    z = np.random.default_rng(3).integers(3, size=labels.n_items)
+    right = np.array([np.sum((labels.annotator == j) & (labels.label == z[labels.item]))
+                      for j in range(labels.n_annotators)])
+    wrong = np.bincount(labels.annotator, minlength=labels.n_annotators) - right
+    a, b = 4.0 + gamma * right, 1.0 + gamma * wrong
+    draws = 1 / (1 + np.exp(-np.stack([step.draw(z) for _ in range(4000)])))
+    mean, var = a / (a + b), a * b / ((a + b) ** 2 * (a + b + 1))
+    assert np.abs((draws.mean(axis=0) - mean) / np.sqrt(var / 4000)).max() < 4.5
+    np.testing.assert_allclose(draws.var(axis=0), var, rtol=0.15)
+
+
+def test_one_coin_log_likelihood_is_the_full_model_at_its_confusion_matrices():
+    labels = small_labels(seed=10)
+    trace = pl.sample(ds.build_one_coin(labels, reliability=1.4), draws=20, chains=2, seed=0,
+                      progressbar=False)
+    acc = trace.posterior["accuracy"].values
+    pi = trace.posterior["class_prior"].values
+    c, d = 1, 7
+    for i in range(labels.n_items):
+        terms = np.log(pi[c, d]).copy()
+        for k in np.flatnonzero(labels.item == i):
+            right = np.arange(3) == labels.label[k]
+            a = acc[c, d, labels.annotator[k]]
+            terms += 1.4 * np.log(np.where(right, a, (1 - a) / 2))
+        np.testing.assert_allclose(trace["log_likelihood"]["labels"].values[c, d, i],
+                                   logsumexp(terms), rtol=1e-10)
+    assert (ds.label_switching_check(trace) == 0).all()
+
+
+@pytest.mark.slow
+def test_one_coin_gibbs_matches_nuts_with_classes_summed_out():
+    labels = pl.data.simulate_glad(40, 4, n_classes=3, seed=11).labels
+    gibbs = pl.sample(ds.build_one_coin(labels), draws=2000, seed=0, progressbar=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        nuts = pl.sample(ds.build_one_coin(labels, gibbs=False), draws=1000, seed=1,
+                         progressbar=False, dispersion=0.3)
+    assert pl.diagnostics.convergence_report(nuts).converged
+    for name in ("plausibility", "accuracy", "class_prior"):
+        a, b = (t.posterior[name].transpose("chain", "draw", ...).values for t in (gibbs, nuts))
+        se = np.hypot(pl.diagnostics.mcse_mean(a), pl.diagnostics.mcse_mean(b))
+        z = np.abs(a.mean((0, 1)) - b.mean((0, 1))) / np.maximum(se, 1e-12)
+        assert z.max() < 4.5, name

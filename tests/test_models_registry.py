@@ -24,7 +24,8 @@ OPTIONS = {"normal-inverse-gamma": {"threshold": 1.5}}
 def test_available_lists_every_aggregation_model():
     table = models.available()
     assert set(table.index) == {"dirichlet", "prirn", "plackett-luce", "annotator-beta",
-                                "dawid-skene", "glad", "su-difficulty", "normal-inverse-gamma"}
+                                "dawid-skene", "one-coin", "glad", "su-difficulty",
+                                "normal-inverse-gamma"}
     assert set(table["data"]) == set(models.FORMATS)
     assert set(table["reliability"]) == {"tempering", "repetitions"}
     assert list(models.available("rankings").index) == ["prirn", "plackett-luce"]

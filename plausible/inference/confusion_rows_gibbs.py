@@ -79,3 +79,52 @@ class ConfusionRowsGibbs(BlockedStep):
         new_point = dict(point)
         new_point[self.vars[0].name] = self.draw(np.asarray(point[self.z_name], dtype=np.int64))
         return new_point, []
+
+
+class OneCoinGibbs(BlockedStep):
+    """Draws every annotator's accuracy from its Beta full conditional given the true classes
+    (the one-coin member of the Dawid–Skene family: ``theta_j = acc_j`` on the diagonal,
+    ``(1 - acc_j) / (C - 1)`` elsewhere)::
+
+        acc_j | z, x ~ Beta(a + gamma r_j, b + gamma w_j),
+
+    ``r_j`` / ``w_j`` the numbers of ``j``'s labels that equal / differ from their item's
+    class. Written as the logit (PyMC's log-odds value of a Beta): ``log G_1 - log G_2`` with
+    ``G_1 ~ Gamma(a + gamma r_j)``, ``G_2 ~ Gamma(b + gamma w_j)``.
+
+    Parameters as :class:`ConfusionRowsGibbs`, with ``prior = (a, b)``.
+    """
+
+    name = "one_coin_gibbs"
+    stats_dtypes_shapes = {}
+
+    def __init__(self, vars, true_class, item, annotator, label, prior, reliability=1.0,
+                 model=None, rng=None, blocked=True):
+        model = modelcontext(model)
+        [value] = get_value_vars_from_user_vars(vars, model)
+        rv = model.values_to_rvs[value]
+        self.n_annotators = int(rv.shape.eval()[0])
+        self.prior = np.asarray(prior, dtype=float)
+        self.item, self.annotator, self.label = (np.asarray(a, dtype=np.int64)
+                                                 for a in (item, annotator, label))
+        self.reliability = float(reliability)
+        self.z_name = model.rvs_to_values[true_class].name
+        self.vars = [value]
+        self.rng = np.random.default_rng(rng)
+
+    def counts(self, classes: np.ndarray) -> np.ndarray:
+        """``(annotator, 2)``: each annotator's right and wrong labels given ``classes``."""
+        right = self.label == classes[self.item]
+        return np.stack([np.bincount(self.annotator, weights=right, minlength=self.n_annotators),
+                         np.bincount(self.annotator, weights=~right,
+                                     minlength=self.n_annotators)], axis=1)
+
+    def draw(self, classes: np.ndarray) -> np.ndarray:
+        """Logit of ``acc | z``, ``(annotator,)``."""
+        log_g = log_gamma_draws(self.rng, self.prior + self.reliability * self.counts(classes))
+        return log_g[:, 0] - log_g[:, 1]
+
+    def step(self, point):
+        new_point = dict(point)
+        new_point[self.vars[0].name] = self.draw(np.asarray(point[self.z_name], dtype=np.int64))
+        return new_point, []

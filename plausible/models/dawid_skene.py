@@ -1,5 +1,6 @@
 """Bayesian Dawid–Skene (Dawid & Skene 1979; rater's ``dawid_skene``): one confusion matrix
-per annotator.
+per annotator; and its simplest member, one-coin (:func:`build_one_coin`: one accuracy per
+annotator, wrong labels uniform).
 
 Annotation ``k`` is label ``x_k`` of item ``i_k`` by annotator ``j_k``::
 
@@ -29,6 +30,13 @@ annotators are right more often than not on average (mean diagonal of the ``thet
 ``1 / C``), favoured by the diagonal prior; chains start with ``z`` at the majority vote.
 :func:`label_switching_check` counts the draws outside it.
 
+**One-coin** (:func:`build_one_coin`): ``acc_j ~ Beta(accuracy_prior)`` (default ``(4, 1)``,
+prior mean 0.8) and ``theta_j = acc_j`` on the diagonal, ``(1 - acc_j) / (C - 1)`` elsewhere;
+exact Gibbs for ``z``, ``pi`` and ``acc_j | z ~ Beta(a + gamma right_j, b + gamma wrong_j)``
+(:class:`~plausible.inference.confusion_rows_gibbs.OneCoinGibbs`). Its trace holds
+``accuracy (annotator)``; the log-likelihood, replicates and label-switching check read its
+confusion matrices through :func:`confusion_draws`, the same code as the full model.
+
 **Per-item log-likelihood** (``az.loo``): ``logsumexp_c(log pi_c + gamma L[i, c])`` per draw
 (class summed out). :func:`replicate_labels` gives posterior predictive labels in the
 observed design.
@@ -45,11 +53,11 @@ from scipy.special import logsumexp
 from plausible.data.labels import Labels
 from plausible.data.validation import positive
 from plausible.diagnostics.annotation_predictive import thinned_draws
-from plausible.inference.confusion_rows_gibbs import ConfusionRowsGibbs
+from plausible.inference.confusion_rows_gibbs import ConfusionRowsGibbs, OneCoinGibbs
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
 from plausible.inference.difficulty_gibbs import ClassGibbs
 from plausible.metrics.chunks import iter_sample_blocks
-from plausible.models.difficulty import check_labels, coords, majority_vote
+from plausible.models.difficulty import add_class_layer, check_labels, coords, majority_vote
 
 
 def confusion_concentration(n_classes: int, confusion_prior) -> np.ndarray:
@@ -104,16 +112,60 @@ def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
     return model
 
 
+def build_one_coin(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
+                   accuracy_prior: tuple = (4.0, 1.0), class_concentration: float = 1.0
+                   ) -> pm.Model:
+    """PyMC model of the one-coin member (see module): ``accuracy (annotator)``,
+    ``class_prior``, ``true_class`` (Gibbs build), ``plausibility (item, class)``."""
+    check_labels(labels)
+    gamma = positive("reliability", reliability)
+    a, b = (positive("accuracy_prior", v) for v in accuracy_prior)
+    C = labels.n_classes
+    with pm.Model(coords=coords(labels)) as model:
+        accuracy = pm.Beta("accuracy", a, b, dims="annotator",
+                           initval=np.full(labels.n_annotators, a / (a + b)))
+        annotator = pt.constant(labels.annotator)
+        log_correct, log_incorrect = pt.log(accuracy)[annotator], pt.log1p(-accuracy)[annotator]
+    add_class_layer(model, labels, log_correct, log_incorrect, gibbs=gibbs,
+                    class_concentration=positive("class_concentration", class_concentration),
+                    plausibility=True, reliability=gamma)
+    if gibbs:
+        declare_gibbs(model, OneCoinGibbs, [accuracy], true_class=model["true_class"],
+                      item=labels.item, annotator=labels.annotator, label=labels.label,
+                      prior=(a, b), reliability=gamma)
+    declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
+                           observed=labels.to_dataarray())
+    return model
+
+
+def confusion_draws(posterior, chain, draw) -> np.ndarray:
+    """Confusion matrices ``theta (..., annotator, class, label_class)`` float64 at ``[chain,
+    draw]``: the full model's ``confusion``, or one-coin's ``accuracy`` spread as ``acc`` on
+    the diagonal and ``(1 - acc) / (C - 1)`` elsewhere."""
+    if "confusion" in posterior.data_vars:
+        theta = posterior["confusion"].transpose("chain", "draw", "annotator", "class",
+                                                 "label_class")
+        return _read(theta, chain, draw)
+    accuracy = _read(posterior["accuracy"].transpose("chain", "draw", "annotator"), chain, draw)
+    C = posterior.sizes["class"]
+    eye = np.eye(C)
+    acc = accuracy[..., None, None]
+    return acc * eye + (1.0 - acc) / (C - 1) * (1.0 - eye)
+
+
+def _read(variable: xr.DataArray, chain, draw) -> np.ndarray:
+    """``variable[chain, draw]`` as float64 (ints, a slice of draws, or paired index arrays,
+    the latter reading the whole variable once)."""
+    if isinstance(draw, np.ndarray):
+        return np.asarray(variable.values, dtype=np.float64)[chain, draw]
+    return np.asarray(variable.data[chain, draw], dtype=np.float64)
+
+
 def _arrays(posterior, chain, draw):
-    """``pi (..., class)`` and ``theta (..., annotator, class, label_class)`` float64 at
-    ``[chain, draw]`` (ints, a slice of draws, or paired index arrays)."""
-    pi = posterior["class_prior"].transpose("chain", "draw", "class")
-    theta = posterior["confusion"].transpose("chain", "draw", "annotator", "class", "label_class")
-    if isinstance(draw, np.ndarray):  # paired indices: read the variables once
-        return (np.asarray(pi.values, dtype=np.float64)[chain, draw],
-                np.asarray(theta.values, dtype=np.float64)[chain, draw])
-    return (np.asarray(pi.data[chain, draw], dtype=np.float64),
-            np.asarray(theta.data[chain, draw], dtype=np.float64))
+    """``pi (..., class)`` and ``theta (..., annotator, class, label_class)`` at ``[chain,
+    draw]``."""
+    return (_read(posterior["class_prior"].transpose("chain", "draw", "class"), chain, draw),
+            confusion_draws(posterior, chain, draw))
 
 
 def class_log_likelihood(labels: Labels, theta: np.ndarray) -> np.ndarray:
@@ -173,13 +225,17 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
 def label_switching_check(trace) -> xr.DataArray:
     """Share of draws per chain whose mean confusion diagonal is at most ``1 / C`` (annotators
     no better than chance on average: a relabelled mode), ``(chain,)``; 0 in the reported
-    mode."""
-    theta = trace["posterior"]["confusion"]
+    mode. One-coin: mean accuracy at most ``1 / C``."""
+    posterior = trace["posterior"]
+    if "confusion" not in posterior.data_vars:
+        return (posterior["accuracy"].mean("annotator") <= 1.0 / posterior.sizes["class"]
+                ).mean("draw")
+    theta = posterior["confusion"]
     C = theta.sizes["class"]
     diagonal = xr.DataArray(np.eye(C), dims=("class", "label_class"))
     accuracy = (theta * diagonal).sum(("class", "label_class")).mean("annotator") / C
     return (accuracy <= 1.0 / C).mean("draw")
 
 
-__all__ = ["build", "class_log_likelihood", "confusion_concentration", "label_switching_check",
+__all__ = ["build", "build_one_coin", "class_log_likelihood", "confusion_draws", "confusion_concentration", "label_switching_check",
            "log_likelihood", "replicate_labels"]

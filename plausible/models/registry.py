@@ -76,6 +76,9 @@ ENTRIES = (
     ModelEntry("dawid-skene", dawid_skene.build, "labels", "tempering", False,
                "Bayesian Dawid-Skene: a confusion matrix per annotator, exact Gibbs",
                replicate=dawid_skene.replicate_labels),
+    ModelEntry("one-coin", dawid_skene.build_one_coin, "labels", "tempering", False,
+               "one accuracy per annotator, wrong labels uniform (Dawid-Skene family), exact "
+               "Gibbs", replicate=dawid_skene.replicate_labels),
     ModelEntry("glad", glad.build, "labels", "tempering", False,
                "GLAD: annotator ability x item difficulty, Gibbs classes + slice parameters",
                replicate=glad.replicate_labels),
