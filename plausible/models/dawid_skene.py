@@ -44,6 +44,7 @@ observed design.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
@@ -168,30 +169,78 @@ def _arrays(posterior, chain, draw):
             confusion_draws(posterior, chain, draw))
 
 
+@numba.njit(parallel=True, nogil=True, cache=True)
+def _class_log_likelihoods(log_theta, offsets, annotator, label):  # pragma: no cover - compiled
+    """``L (sample, item, class)`` from ``log theta (sample, annotator, class, label_class)``
+    and the labels grouped by item (``offsets (item + 1,)``); parallel over samples."""
+    n_samples, n_classes = log_theta.shape[0], log_theta.shape[2]
+    n_items = offsets.size - 1
+    L = np.zeros((n_samples, n_items, n_classes))
+    for s in numba.prange(n_samples):
+        for i in range(n_items):
+            for k in range(offsets[i], offsets[i + 1]):
+                for c in range(n_classes):
+                    L[s, i, c] += log_theta[s, annotator[k], c, label[k]]
+    return L
+
+
+@numba.njit(parallel=True, nogil=True, cache=True)
+def _marginal_log_likelihoods(log_pi, log_theta, gamma, offsets, annotator,
+                              label):  # pragma: no cover - compiled
+    """``logsumexp_c(log pi[s, c] + gamma L[s, i, c])``, ``(sample, item)``, without holding
+    ``L``; parallel over samples."""
+    n_samples, n_classes = log_pi.shape
+    n_items = offsets.size - 1
+    out = np.empty((n_samples, n_items))
+    for s in numba.prange(n_samples):
+        row = np.empty(n_classes)
+        for i in range(n_items):
+            for c in range(n_classes):
+                row[c] = 0.0
+            for k in range(offsets[i], offsets[i + 1]):
+                for c in range(n_classes):
+                    row[c] += log_theta[s, annotator[k], c, label[k]]
+            top = -np.inf
+            for c in range(n_classes):
+                row[c] = log_pi[s, c] + gamma * row[c]
+                top = max(top, row[c])
+            total = 0.0
+            for c in range(n_classes):
+                total += np.exp(row[c] - top)
+            out[s, i] = top + np.log(total)
+    return out
+
+
+def _by_item(labels: Labels):
+    """``(offsets (item + 1,), annotator, label)`` of the labels in item order."""
+    order = np.argsort(labels.item, kind="stable")
+    offsets = np.r_[0, np.cumsum(np.bincount(labels.item, minlength=labels.n_items))]
+    return offsets, labels.annotator[order], labels.label[order]
+
+
 def class_log_likelihood(labels: Labels, theta: np.ndarray) -> np.ndarray:
     """``L (sample, item, class)``, ``L[s, i, c] = sum_{k: i_k = i} log theta[s, j_k, c, x_k]``,
     for confusion matrices ``theta (sample, annotator, class, label_class)``."""
     with np.errstate(divide="ignore"):
-        terms = np.log(theta[:, labels.annotator, :, labels.label])  # (annotation, sample, class)
-    L = np.zeros((labels.n_items, theta.shape[0], labels.n_classes))
-    np.add.at(L, labels.item, terms)
-    return L.transpose(1, 0, 2)
+        log_theta = np.log(np.ascontiguousarray(theta, dtype=np.float64))
+    return _class_log_likelihoods(log_theta, *_by_item(labels))
 
 
 def log_likelihood(trace, labels: Labels) -> xr.DataArray:
     """Per-item ``logsumexp_c(log pi_c + gamma L[i, c])``, ``(chain, draw, item)``, read in
-    blocks of draws (:func:`class_log_likelihood`)."""
+    blocks of draws, one compiled pass over the labels per draw."""
     posterior = trace["posterior"]
     gamma = float(trace["constant_data"]["reliability"])
     shape = (posterior.sizes["chain"], posterior.sizes["draw"])
     out = np.empty((shape[0] * shape[1], labels.n_items))
-    width = labels.n_annotations * labels.n_classes + labels.n_annotators * labels.n_classes ** 2
+    width = labels.n_items + labels.n_annotators * labels.n_classes ** 2
+    grouped = _by_item(labels)
     for samples, (chain, draw) in iter_sample_blocks(shape, width):
         pi, theta = _arrays(posterior, chain, draw)
-        L = class_log_likelihood(labels, theta.reshape(-1, *theta.shape[-3:]))
         with np.errstate(divide="ignore"):
-            out[samples] = logsumexp(np.log(pi.reshape(-1, 1, labels.n_classes)) + gamma * L,
-                                     axis=-1)
+            log_pi = np.log(pi.reshape(-1, labels.n_classes))
+            log_theta = np.log(theta.reshape(-1, *theta.shape[-3:]))
+        out[samples] = _marginal_log_likelihoods(log_pi, log_theta, gamma, *grouped)
     return xr.DataArray(out.reshape(*shape, labels.n_items), dims=("chain", "draw", "item"),
                         coords={"chain": posterior["chain"].values,
                                 "draw": posterior["draw"].values, "item": labels.items})
