@@ -208,3 +208,58 @@ def test_one_coin_gibbs_matches_nuts_with_classes_summed_out():
         se = np.hypot(pl.diagnostics.mcse_mean(a), pl.diagnostics.mcse_mean(b))
         z = np.abs(a.mean((0, 1)) - b.mean((0, 1))) / np.maximum(se, 1e-12)
         assert z.max() < 4.5, name
+
+
+def mace_labels(seed=12, n_items=40, n_annotators=4, n_classes=3):
+    """Labels with annotator 0 a spammer who always says class 0."""
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(n_classes, size=n_items)
+    rows = []
+    for i in range(n_items):
+        for j in range(n_annotators):
+            if rng.random() < 0.8:
+                truthful = rng.random() < (0.1 if j == 0 else 0.8)
+                x = truth[i] if truthful else (0 if j == 0 else rng.integers(n_classes))
+                rows.append((f"i{i}", f"a{j}", x))
+    return pl.data.Labels.from_frame(pd.DataFrame(rows, columns=["item", "annotator", "label"]),
+                                     classes=list(range(n_classes)))
+
+
+def test_mace_log_likelihood_matches_enumeration_and_reliability_is_whole():
+    labels = mace_labels()
+    trace = pl.sample(ds.build_mace(labels, reliability=2), draws=20, chains=2, seed=0,
+                      progressbar=False)
+    c = trace.posterior["competence"].values
+    xi = trace.posterior["strategy"].values
+    pi = trace.posterior["class_prior"].values
+    ch, d = 0, 11
+    for i in range(labels.n_items):
+        terms = np.log(pi[ch, d]).copy()
+        for k in np.flatnonzero(labels.item == i):
+            j, x = labels.annotator[k], labels.label[k]
+            terms += 2 * np.log(c[ch, d, j] * (np.arange(3) == x) + (1 - c[ch, d, j]) * xi[ch, d, j, x])
+        np.testing.assert_allclose(trace["log_likelihood"]["labels"].values[ch, d, i],
+                                   logsumexp(terms), rtol=1e-10)
+    with pytest.raises(ValueError, match="whole number"):
+        ds.build_mace(labels, reliability=1.5)
+    ds.build_mace(labels, reliability=1.5, gibbs=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("reliability", [1, 2])
+def test_mace_gibbs_matches_nuts_with_classes_summed_out(reliability):
+    labels = mace_labels()
+    gibbs = pl.sample(ds.build_mace(labels, reliability=reliability), draws=2000, seed=0,
+                      progressbar=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        nuts = pl.sample(ds.build_mace(labels, reliability=reliability, gibbs=False), draws=1000,
+                         seed=1, progressbar=False, dispersion=0.3, target_accept=0.95)
+    assert pl.diagnostics.convergence_report(nuts).converged
+    spammer = int(np.flatnonzero(labels.annotators == "a0")[0])
+    assert gibbs.posterior["competence"].mean(("chain", "draw")).values[spammer] < 0.3
+    for name in ("plausibility", "competence", "strategy", "class_prior"):
+        a, b = (t.posterior[name].transpose("chain", "draw", ...).values for t in (gibbs, nuts))
+        se = np.hypot(pl.diagnostics.mcse_mean(a), pl.diagnostics.mcse_mean(b))
+        z = np.abs(a.mean((0, 1)) - b.mean((0, 1))) / np.maximum(se, 1e-12)
+        assert z.max() < 4.5, name

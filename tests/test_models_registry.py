@@ -24,13 +24,13 @@ OPTIONS = {"normal-inverse-gamma": {"threshold": 1.5}}
 def test_available_lists_every_aggregation_model():
     table = models.available()
     assert set(table.index) == {"dirichlet", "prirn", "plackett-luce", "annotator-beta",
-                                "dawid-skene", "one-coin", "glad", "su-difficulty",
+                                "dawid-skene", "one-coin", "mace", "glad", "su-difficulty",
                                 "normal-inverse-gamma"}
     assert set(table["data"]) == set(models.FORMATS)
     assert set(table["reliability"]) == {"tempering", "repetitions"}
     assert list(models.available("rankings").index) == ["prirn", "plackett-luce"]
-    with pytest.raises(ValueError, match="unknown model 'mace'; available: dirichlet"):
-        models.get("mace")
+    with pytest.raises(ValueError, match="unknown model 'hierarchical-dawid-skene'; available: dirichlet"):
+        models.get("hierarchical-dawid-skene")
     with pytest.raises(ValueError, match="data must be one of"):
         models.available("images")
 
@@ -49,8 +49,8 @@ def test_every_builder_takes_reliability(name):
             entry.build(data, reliability=bad, **OPTIONS.get(name, {}))
     fractional = lambda: entry.build(data, reliability=2.5, **OPTIONS.get(name, {}))  # noqa: E731
     if entry.reliability == "repetitions":
-        with pytest.raises(ValueError, match="reliability must be a whole number >= 1 "
-                                             r"\(the Gibbs sampler repeats every reader"):
+        with pytest.raises(ValueError, match=r"reliability must be a whole number >= 1 \(.*"
+                                             "repeats every"):
             fractional()
     else:
         fractional()

@@ -128,3 +128,81 @@ class OneCoinGibbs(BlockedStep):
         new_point = dict(point)
         new_point[self.vars[0].name] = self.draw(np.asarray(point[self.z_name], dtype=np.int64))
         return new_point, []
+
+
+class MaceGibbs(BlockedStep):
+    """Draws MACE's competences and spamming strategies given the true classes (Hovy et al.
+    2013), through the spam indicators.
+
+    Annotator ``j`` labels truthfully with probability ``c_j`` and otherwise draws from its
+    strategy ``xi_j``: ``p(x | z) = c_j [x = z] + (1 - c_j) xi_j[x]``. At a whole-number
+    reliability ``gamma`` every annotation counts ``gamma`` times, each copy with its own spam
+    indicator ``s ~ Bernoulli``: a label that differs from its item's class is spam in every
+    copy; one that agrees is spam in ``Binomial(gamma, q)`` copies, ``q = (1 - c) xi[x] /
+    (c + (1 - c) xi[x])``. Then, with ``t_j`` truthful and ``m_j[x]`` spam copies of label
+    ``x``::
+
+        c_j | s ~ Beta(a + t_j, b + sum_x m_j[x]),     xi_j | s ~ Dirichlet(delta + m_j)
+
+    (the data-augmentation sweep of ``(s, c, xi)`` given ``z``; ``s`` is not kept). Values:
+    ``c`` as its logit, ``xi`` as PyMC's simplex log-ratio.
+
+    Parameters
+    ----------
+    vars : list
+        ``[competence (annotator,), strategy (annotator, class)]``.
+    prior : (a, b)
+        Beta prior of the competences; ``strategy_concentration``: ``delta`` ``(class,)``.
+    reliability : int
+        ``gamma``, a whole number (repetitions).
+    """
+
+    name = "mace_gibbs"
+    stats_dtypes_shapes = {}
+
+    def __init__(self, vars, true_class, item, annotator, label, prior, strategy_concentration,
+                 reliability=1, model=None, rng=None, blocked=True):
+        model = modelcontext(model)
+        competence, strategy = get_value_vars_from_user_vars(vars, model)
+        self.n_annotators = int(model.values_to_rvs[competence].shape.eval()[0])
+        self.prior = np.asarray(prior, dtype=float)
+        self.delta = np.asarray(strategy_concentration, dtype=float)
+        self.n_classes = self.delta.size
+        self.item, self.annotator, self.label = (np.asarray(a, dtype=np.int64)
+                                                 for a in (item, annotator, label))
+        self.repetitions = int(reliability)
+        self.z_name = model.rvs_to_values[true_class].name
+        self.vars = [competence, strategy]
+        self.rng = np.random.default_rng(rng)
+
+    def spam_counts(self, classes, competence, strategy):
+        """``(truthful (annotator,), spam (annotator, class))`` copies, with the indicators
+        drawn given ``classes``, ``competence (annotator,)``, ``strategy (annotator, class)``."""
+        c = competence[self.annotator]
+        xi = strategy[self.annotator, self.label]
+        agrees = self.label == classes[self.item]
+        q = np.where(agrees, (1 - c) * xi / (c + (1 - c) * xi), 1.0)
+        spam = self.rng.binomial(self.repetitions, q)
+        truthful = np.bincount(self.annotator, weights=self.repetitions - spam,
+                               minlength=self.n_annotators)
+        C = self.n_classes
+        m = np.bincount(self.annotator * C + self.label, weights=spam,
+                        minlength=self.n_annotators * C).reshape(self.n_annotators, C)
+        return truthful, m
+
+    def step(self, point):
+        competence_name, strategy_name = (v.name for v in self.vars)
+        competence = 1 / (1 + np.exp(-point[competence_name]))
+        log_ratio = point[strategy_name]
+        full = np.concatenate([log_ratio, -log_ratio.sum(axis=-1, keepdims=True)], axis=-1)
+        strategy = np.exp(full - full.max(axis=-1, keepdims=True))
+        strategy /= strategy.sum(axis=-1, keepdims=True)
+        truthful, m = self.spam_counts(np.asarray(point[self.z_name], dtype=np.int64),
+                                       competence, strategy)
+        log_a = log_gamma_draws(self.rng, self.prior[0] + truthful)
+        log_b = log_gamma_draws(self.rng, self.prior[1] + m.sum(axis=1))
+        log_g = log_gamma_draws(self.rng, self.delta + m)
+        new_point = dict(point)
+        new_point[competence_name] = log_a - log_b
+        new_point[strategy_name] = log_g[:, :-1] - log_g.mean(axis=-1, keepdims=True)
+        return new_point, []

@@ -1,6 +1,7 @@
 """Bayesian Dawid–Skene (Dawid & Skene 1979; rater's ``dawid_skene``): one confusion matrix
-per annotator; and its simplest member, one-coin (:func:`build_one_coin`: one accuracy per
-annotator, wrong labels uniform).
+per annotator; its simplest member, one-coin (:func:`build_one_coin`: one accuracy per
+annotator, wrong labels uniform); and MACE (:func:`build_mace`: each annotator truthful or
+spamming from its own strategy).
 
 Annotation ``k`` is label ``x_k`` of item ``i_k`` by annotator ``j_k``::
 
@@ -37,6 +38,16 @@ exact Gibbs for ``z``, ``pi`` and ``acc_j | z ~ Beta(a + gamma right_j, b + gamm
 ``accuracy (annotator)``; the log-likelihood, replicates and label-switching check read its
 confusion matrices through :func:`confusion_draws`, the same code as the full model.
 
+**MACE** (Hovy et al. 2013; :func:`build_mace`): annotator ``j`` is truthful with
+probability ``c_j ~ Beta(competence_prior)`` (default ``(2, 1)``: more often truthful than
+not, worth three labels) and otherwise draws from its strategy ``xi_j ~ Dirichlet(1)``, so
+``theta_j[c, x] = c_j [x = c] + (1 - c_j) xi_j[x]``. Gibbs: ``z``, ``pi`` as above;
+``(c, xi) | z`` through the spam indicators
+(:class:`~plausible.inference.confusion_rows_gibbs.MaceGibbs`); the augmentation repeats
+every label, so the Gibbs build needs a whole-number reliability (``gibbs=False``: NUTS,
+classes summed out, any real reliability). Annotators whose competence interval sits near 0
+are the spammers.
+
 **Per-item log-likelihood** (``az.loo``): ``logsumexp_c(log pi_c + gamma L[i, c])`` per draw
 (class summed out). :func:`replicate_labels` gives posterior predictive labels in the
 observed design.
@@ -52,9 +63,9 @@ import xarray as xr
 from scipy.special import logsumexp
 
 from plausible.data.labels import Labels
-from plausible.data.validation import positive
+from plausible.data.validation import positive, positive_integer
 from plausible.diagnostics.annotation_predictive import thinned_draws
-from plausible.inference.confusion_rows_gibbs import ConfusionRowsGibbs, OneCoinGibbs
+from plausible.inference.confusion_rows_gibbs import ConfusionRowsGibbs, MaceGibbs, OneCoinGibbs
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
 from plausible.inference.difficulty_gibbs import ClassGibbs
 from plausible.metrics.chunks import iter_sample_blocks
@@ -139,10 +150,52 @@ def build_one_coin(labels: Labels, *, reliability: float = 1.0, gibbs: bool = Tr
     return model
 
 
+WHOLE_RELIABILITY = "MACE's Gibbs sampler repeats every label; pass gibbs=False to temper with NUTS"
+
+
+def build_mace(labels: Labels, *, reliability: float = 1, gibbs: bool = True,
+               competence_prior: tuple = (2.0, 1.0), strategy_concentration: float = 1.0,
+               class_concentration: float = 1.0) -> pm.Model:
+    """PyMC model of MACE (see module): ``competence (annotator)``, ``strategy (annotator,
+    label_class)``, ``class_prior``, ``true_class`` (Gibbs build), ``plausibility (item,
+    class)``. ``reliability``: a whole number with ``gibbs=True``, any real > 0 otherwise."""
+    check_labels(labels)
+    gamma = (positive_integer("reliability", reliability, WHOLE_RELIABILITY) if gibbs
+             else positive("reliability", reliability))
+    a, b = (positive("competence_prior", v) for v in competence_prior)
+    delta = np.full(labels.n_classes, positive("strategy_concentration", strategy_concentration))
+    C = labels.n_classes
+    with pm.Model(coords={**coords(labels), "label_class": labels.classes}) as model:
+        competence = pm.Beta("competence", a, b, dims="annotator",
+                             initval=np.full(labels.n_annotators, a / (a + b)))
+        strategy = pm.Dirichlet("strategy", a=np.broadcast_to(delta, (labels.n_annotators, C)),
+                                dims=("annotator", "label_class"))
+        annotator = pt.constant(labels.annotator)
+        spam = (1 - competence[annotator]) * strategy[annotator, pt.constant(labels.label)]
+        log_correct = pt.log(competence[annotator] + spam)
+        log_incorrect = pt.log(spam) + np.log(C - 1)  # per wrong class: log(spam)
+    add_class_layer(model, labels, log_correct, log_incorrect, gibbs=gibbs,
+                    class_concentration=positive("class_concentration", class_concentration),
+                    plausibility=True, reliability=gamma)
+    if gibbs:
+        declare_gibbs(model, MaceGibbs, [competence, strategy], true_class=model["true_class"],
+                      item=labels.item, annotator=labels.annotator, label=labels.label,
+                      prior=(a, b), strategy_concentration=delta, reliability=gamma)
+    declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
+                           observed=labels.to_dataarray())
+    return model
+
+
 def confusion_draws(posterior, chain, draw) -> np.ndarray:
     """Confusion matrices ``theta (..., annotator, class, label_class)`` float64 at ``[chain,
-    draw]``: the full model's ``confusion``, or one-coin's ``accuracy`` spread as ``acc`` on
-    the diagonal and ``(1 - acc) / (C - 1)`` elsewhere."""
+    draw]``: the full model's ``confusion``; one-coin's ``accuracy`` spread as ``acc`` on the
+    diagonal and ``(1 - acc) / (C - 1)`` elsewhere; MACE's ``c [x = c] + (1 - c) xi[x]``."""
+    if "competence" in posterior.data_vars:
+        c = _read(posterior["competence"].transpose("chain", "draw", "annotator"), chain, draw)
+        xi = _read(posterior["strategy"].transpose("chain", "draw", "annotator", "label_class"),
+                   chain, draw)
+        eye = np.eye(xi.shape[-1])
+        return c[..., None, None] * eye + (1 - c)[..., None, None] * xi[..., None, :]
     if "confusion" in posterior.data_vars:
         theta = posterior["confusion"].transpose("chain", "draw", "annotator", "class",
                                                  "label_class")
@@ -274,11 +327,16 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
 def label_switching_check(trace) -> xr.DataArray:
     """Share of draws per chain whose mean confusion diagonal is at most ``1 / C`` (annotators
     no better than chance on average: a relabelled mode), ``(chain,)``; 0 in the reported
-    mode. One-coin: mean accuracy at most ``1 / C``."""
+    mode. One-coin: mean accuracy at most ``1 / C``; MACE: mean ``c_j + (1 - c_j) / C``
+    (probability of a right label for a uniform truth) at most ``1 / C``."""
     posterior = trace["posterior"]
-    if "confusion" not in posterior.data_vars:
+    if "accuracy" in posterior.data_vars:
         return (posterior["accuracy"].mean("annotator") <= 1.0 / posterior.sizes["class"]
                 ).mean("draw")
+    if "competence" in posterior.data_vars:  # the truthful share plus chance agreement
+        c, xi = posterior["competence"], posterior["strategy"]
+        accuracy = (c + (1 - c) * xi.mean("label_class")).mean("annotator")
+        return (accuracy <= 1.0 / posterior.sizes["class"]).mean("draw")
     theta = posterior["confusion"]
     C = theta.sizes["class"]
     diagonal = xr.DataArray(np.eye(C), dims=("class", "label_class"))
@@ -286,5 +344,5 @@ def label_switching_check(trace) -> xr.DataArray:
     return (accuracy <= 1.0 / C).mean("draw")
 
 
-__all__ = ["build", "build_one_coin", "class_log_likelihood", "confusion_draws", "confusion_concentration", "label_switching_check",
+__all__ = ["build", "build_mace", "build_one_coin", "class_log_likelihood", "confusion_draws", "confusion_concentration", "label_switching_check",
            "log_likelihood", "replicate_labels"]

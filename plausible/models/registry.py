@@ -79,6 +79,9 @@ ENTRIES = (
     ModelEntry("one-coin", dawid_skene.build_one_coin, "labels", "tempering", False,
                "one accuracy per annotator, wrong labels uniform (Dawid-Skene family), exact "
                "Gibbs", replicate=dawid_skene.replicate_labels),
+    ModelEntry("mace", dawid_skene.build_mace, "labels", "repetitions", False,
+               "MACE: each annotator truthful or spamming from its own strategy, exact Gibbs "
+               "(real reliability: gibbs=False)", replicate=dawid_skene.replicate_labels),
     ModelEntry("glad", glad.build, "labels", "tempering", False,
                "GLAD: annotator ability x item difficulty, Gibbs classes + slice parameters",
                replicate=glad.replicate_labels),
