@@ -41,7 +41,8 @@ def test_confusion_rows_step_draws_the_dirichlet_conditional():
         n[labels.annotator[k], z[labels.item[k]], labels.label[k]] += 1
     np.testing.assert_array_equal(step.counts(z), n)
     concentration = ds.confusion_concentration(3, (4.0, 1.0)) + gamma * n
-    draws = simplex(np.stack([step.draw(z) for _ in range(4000)]))
+    prior = ds.confusion_concentration(3, (4.0, 1.0))
+    draws = simplex(np.stack([step.draw(z, prior) for _ in range(4000)]))
     total = concentration.sum(axis=-1, keepdims=True)
     mean = concentration / total
     var = mean * (1 - mean) / (total + 1)
@@ -263,3 +264,38 @@ def test_mace_gibbs_matches_nuts_with_classes_summed_out(reliability):
         se = np.hypot(pl.diagnostics.mcse_mean(a), pl.diagnostics.mcse_mean(b))
         z = np.abs(a.mean((0, 1)) - b.mean((0, 1))) / np.maximum(se, 1e-12)
         assert z.max() < 4.5, name
+
+
+def test_label_switching_check_flags_a_partial_swap_of_three_classes():
+    rng = np.random.default_rng(13)
+    theta = rng.dirichlet([6.0, 1.0, 1.0], size=(2, 40, 4, 3))        # row c: mass on label 0
+    theta = np.stack([np.roll(theta[..., c, :], c, axis=-1) for c in range(3)], axis=-2)
+    dims = ("chain", "draw", "annotator", "class", "label_class")
+    coords = {"class": [0, 1, 2], "label_class": [0, 1, 2]}
+    tree = xr.DataTree.from_dict({"posterior": xr.Dataset({"confusion": (dims, theta)},
+                                                          coords=coords)})
+    assert (ds.label_switching_check(tree) == 0).all()
+    swapped = xr.DataTree.from_dict({"posterior": xr.Dataset(
+        {"confusion": (dims, theta[..., [1, 0, 2], :])}, coords=coords)})
+    assert (ds.label_switching_check(swapped) == 1).all()
+
+
+@pytest.mark.slow
+def test_hierarchical_gibbs_and_nuts_match_nuts_with_classes_summed_out():
+    labels = pl.data.simulate_glad(40, 5, n_classes=2, ability=(2.0, 0.5), seed=14).labels
+    mixed = pl.sample(ds.build_hierarchical(labels), draws=2000, seed=0, progressbar=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        nuts = pl.sample(ds.build_hierarchical(labels, gibbs=False), draws=1000, seed=1,
+                         progressbar=False, dispersion=0.3, target_accept=0.95)
+    assert (ds.label_switching_check(mixed) == 0).all()
+    report = pl.diagnostics.convergence_report(nuts)  # the funnel of kappa: few ESS, no bias
+    assert report.table["max_rhat"].max() < 1.05, report.text
+    for name in ("plausibility", "confusion", "population_confusion", "class_prior"):
+        a, b = (t.posterior[name].transpose("chain", "draw", ...).values for t in (mixed, nuts))
+        se = np.hypot(pl.diagnostics.mcse_mean(a), pl.diagnostics.mcse_mean(b))
+        z = np.abs(a.mean((0, 1)) - b.mean((0, 1))) / np.maximum(se, 1e-12)
+        assert z.max() < 4.5, name
+    log_kappa = [np.log(t.posterior["concentration"].values) for t in (mixed, nuts)]
+    se = np.hypot(*(pl.diagnostics.mcse_mean(v) for v in log_kappa))
+    assert (np.abs(log_kappa[0].mean((0, 1)) - log_kappa[1].mean((0, 1))) / se).max() < 4.5

@@ -24,13 +24,14 @@ OPTIONS = {"normal-inverse-gamma": {"threshold": 1.5}}
 def test_available_lists_every_aggregation_model():
     table = models.available()
     assert set(table.index) == {"dirichlet", "prirn", "plackett-luce", "annotator-beta",
-                                "dawid-skene", "one-coin", "mace", "glad", "su-difficulty",
+                                "dawid-skene", "hierarchical-dawid-skene", "one-coin",
+                                "mace", "glad", "su-difficulty",
                                 "normal-inverse-gamma"}
     assert set(table["data"]) == set(models.FORMATS)
     assert set(table["reliability"]) == {"tempering", "repetitions"}
     assert list(models.available("rankings").index) == ["prirn", "plackett-luce"]
-    with pytest.raises(ValueError, match="unknown model 'hierarchical-dawid-skene'; available: dirichlet"):
-        models.get("hierarchical-dawid-skene")
+    with pytest.raises(ValueError, match="unknown model 'bcc'; available: dirichlet"):
+        models.get("bcc")
     with pytest.raises(ValueError, match="data must be one of"):
         models.available("images")
 

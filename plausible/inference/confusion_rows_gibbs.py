@@ -37,8 +37,10 @@ class ConfusionRowsGibbs(BlockedStep):
         The Categorical ``(item,)`` true classes (read from the point).
     item, annotator, label : int arrays ``(annotation,)``
         The labels.
-    prior : array ``(class, class)``
-        ``beta``: row ``c`` is the Dirichlet concentration of every annotator's row ``c``.
+    prior : array ``(class, class)`` or pytensor expression
+        ``beta``: row ``c`` is the Dirichlet concentration of every annotator's row ``c``; an
+        expression of the model's variables (broadcasting to ``(annotator, class, class)``,
+        e.g. a hierarchical ``kappa_c mu_c``) is read at the current point every step.
     reliability : float
         ``gamma > 0``.
     """
@@ -53,9 +55,14 @@ class ConfusionRowsGibbs(BlockedStep):
         rv = model.values_to_rvs[value]
         if not isinstance(model.rvs_to_transforms.get(rv), SimplexTransform):
             raise ValueError(f"ConfusionRowsGibbs needs {rv.name!r} on PyMC's simplex transform")
-        self.prior = np.asarray(prior, dtype=float)
-        self.n_classes = self.prior.shape[0]
-        self.n_annotators = int(rv.shape.eval()[0])
+        self.n_annotators, self.n_classes = (int(n) for n in rv.shape.eval()[:2])
+        if isinstance(prior, np.ndarray | list | tuple):
+            fixed = np.asarray(prior, dtype=float)
+            self._prior = lambda point: fixed
+        else:
+            [out] = model.replace_rvs_by_values([prior])
+            self._prior = model.compile_fn(out, inputs=model.value_vars,
+                                           on_unused_input="ignore", point_fn=True)
         self.item, self.annotator, self.label = (np.asarray(a, dtype=np.int64)
                                                  for a in (item, annotator, label))
         self.reliability = float(reliability)
@@ -70,15 +77,19 @@ class ConfusionRowsGibbs(BlockedStep):
         return np.bincount(codes, minlength=self.n_annotators * C * C).reshape(
             self.n_annotators, C, C)
 
-    def draw(self, classes: np.ndarray) -> np.ndarray:
-        """Log-ratio simplex values of ``theta | z``, ``(annotator, class, class - 1)``."""
-        log_g = log_gamma_draws(self.rng, self.prior + self.reliability * self.counts(classes))
+    def draw(self, classes: np.ndarray, prior: np.ndarray) -> np.ndarray:
+        """Log-ratio simplex values of ``theta | z`` given the row concentrations ``prior``,
+        ``(annotator, class, class - 1)``."""
+        log_g = log_gamma_draws(self.rng, np.broadcast_to(
+            prior + self.reliability * self.counts(classes),
+            (self.n_annotators, self.n_classes, self.n_classes)))
         return log_g[..., :-1] - log_g.mean(axis=-1, keepdims=True)
 
     def step(self, point):
         new_point = dict(point)
-        new_point[self.vars[0].name] = self.draw(np.asarray(point[self.z_name], dtype=np.int64))
-        return new_point, []
+        new_point[self.vars[0].name] = self.draw(np.asarray(point[self.z_name], dtype=np.int64),
+                                                 self._prior(point))
+        return new_point, [{}]
 
 
 class OneCoinGibbs(BlockedStep):
@@ -127,7 +138,7 @@ class OneCoinGibbs(BlockedStep):
     def step(self, point):
         new_point = dict(point)
         new_point[self.vars[0].name] = self.draw(np.asarray(point[self.z_name], dtype=np.int64))
-        return new_point, []
+        return new_point, [{}]
 
 
 class MaceGibbs(BlockedStep):
@@ -205,4 +216,4 @@ class MaceGibbs(BlockedStep):
         new_point = dict(point)
         new_point[competence_name] = log_a - log_b
         new_point[strategy_name] = log_g[:, :-1] - log_g.mean(axis=-1, keepdims=True)
-        return new_point, []
+        return new_point, [{}]

@@ -1,5 +1,6 @@
 """Bayesian Dawid–Skene (Dawid & Skene 1979; rater's ``dawid_skene``): one confusion matrix
-per annotator; its simplest member, one-coin (:func:`build_one_coin`: one accuracy per
+per annotator, independent (:func:`build`) or shrunk towards a population confusion matrix
+(:func:`build_hierarchical`); its simplest member, one-coin (:func:`build_one_coin`: one accuracy per
 annotator, wrong labels uniform); and MACE (:func:`build_mace`: each annotator truthful or
 spamming from its own strategy).
 
@@ -27,9 +28,25 @@ not the drawn class.
 
 **Label switching.** The likelihood is invariant under a permutation of the classes applied
 to ``z``, ``pi`` and the rows of every ``theta_j``. The reported mode is the one where
-annotators are right more often than not on average (mean diagonal of the ``theta_j`` above
-``1 / C``), favoured by the diagonal prior; chains start with ``z`` at the majority vote.
+classes match the annotators' mean confusion matrix best as they are (no relabelling has a
+larger diagonal), favoured by the diagonal prior; chains start with ``z`` at the majority vote.
 :func:`label_switching_check` counts the draws outside it.
+
+**Hierarchical** (:func:`build_hierarchical`; Paun et al. 2018, rater's hierarchical model):
+``theta_j[c] ~ Dirichlet(kappa_c mu_c)`` with a population confusion matrix ``mu_c ~
+Dirichlet(beta_c)`` (the same diagonal prior) and a concentration per true class ``kappa_c ~
+Gamma(2, 0.1)`` (mean 20: an annotator's row weighs like about twenty labels against the
+population's; wide enough to let the data pool strongly or barely). The rows stay exact Gibbs
+given ``(kappa, mu)`` (the step reads ``kappa_c mu_c`` at the current point); ``kappa`` and
+``mu`` are drawn by NUTS in the same run.
+
+**Start.** Every member starts ``z`` at the majority vote and each iteration begins with the
+annotator parameters drawn given ``z`` (the declared steps' ``first=True``), so the chains
+take the orientation the majority gives from the first draw, whatever their jittered start.
+The hierarchical model also starts the population at the majority's pooled confusion and
+``kappa`` at 1 (jittered to at most ``e^2``), so that a jittered population cannot outweigh
+the labels and pull a chain into a relabelled mode before it has learnt its orientation. Annotators with few labels borrow the population's
+confusion instead of the prior's.
 
 **One-coin** (:func:`build_one_coin`): ``acc_j ~ Beta(accuracy_prior)`` (default ``(4, 1)``,
 prior mean 0.8) and ``theta_j = acc_j`` on the diagonal, ``(1 - acc_j) / (C - 1)`` elsewhere;
@@ -60,6 +77,7 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
+from scipy.optimize import linear_sum_assignment
 from scipy.special import logsumexp
 
 from plausible.data.labels import Labels
@@ -113,7 +131,7 @@ def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
             pm.Potential("labels", gamma * log_theta[annotator, z[item], label].sum())
             declare_gibbs(model, ClassGibbs, [z, pi], concentration=np.full(C, a),
                           class_probabilities=posterior)
-            declare_gibbs(model, ConfusionRowsGibbs, [theta], true_class=z, item=labels.item,
+            declare_gibbs(model, ConfusionRowsGibbs, [theta], first=True, true_class=z, item=labels.item,
                           annotator=labels.annotator, label=labels.label, prior=beta,
                           reliability=gamma)
         else:
@@ -142,7 +160,7 @@ def build_one_coin(labels: Labels, *, reliability: float = 1.0, gibbs: bool = Tr
                     class_concentration=positive("class_concentration", class_concentration),
                     plausibility=True, reliability=gamma)
     if gibbs:
-        declare_gibbs(model, OneCoinGibbs, [accuracy], true_class=model["true_class"],
+        declare_gibbs(model, OneCoinGibbs, [accuracy], first=True, true_class=model["true_class"],
                       item=labels.item, annotator=labels.annotator, label=labels.label,
                       prior=(a, b), reliability=gamma)
     declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
@@ -178,7 +196,8 @@ def build_mace(labels: Labels, *, reliability: float = 1, gibbs: bool = True,
                     class_concentration=positive("class_concentration", class_concentration),
                     plausibility=True, reliability=gamma)
     if gibbs:
-        declare_gibbs(model, MaceGibbs, [competence, strategy], true_class=model["true_class"],
+        declare_gibbs(model, MaceGibbs, [competence, strategy], first=True,
+                      true_class=model["true_class"],
                       item=labels.item, annotator=labels.annotator, label=labels.label,
                       prior=(a, b), strategy_concentration=delta, reliability=gamma)
     declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
@@ -213,6 +232,60 @@ def _read(variable: xr.DataArray, chain, draw) -> np.ndarray:
     if isinstance(draw, np.ndarray):
         return np.asarray(variable.values, dtype=np.float64)[chain, draw]
     return np.asarray(variable.data[chain, draw], dtype=np.float64)
+
+
+def _majority_confusion(labels: Labels, beta: np.ndarray) -> np.ndarray:
+    """Pooled confusion of the labels against the majority vote, smoothed by ``beta``
+    ``(class, label_class)``: the population's start, oriented like the majority."""
+    z = majority_vote(labels)
+    C = labels.n_classes
+    counts = np.bincount(z[labels.item] * C + labels.label, minlength=C * C).reshape(C, C)
+    return (counts + beta) / (counts + beta).sum(axis=1, keepdims=True)
+
+
+def build_hierarchical(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
+                       confusion_prior: tuple = (4.0, 1.0), concentration_prior: tuple = (2.0, 0.1),
+                       class_concentration: float = 1.0) -> pm.Model:
+    """PyMC model of hierarchical Dawid–Skene (see module): ``population_confusion (class,
+    label_class)``, ``concentration (class)``, ``confusion (annotator, class, label_class)``,
+    ``class_prior``, ``true_class`` (Gibbs build), ``plausibility (item, class)``.
+    ``concentration_prior``: Gamma ``(shape, rate)`` of ``kappa_c``."""
+    check_labels(labels)
+    gamma = positive("reliability", reliability)
+    a = positive("class_concentration", class_concentration)
+    shape, rate = (positive("concentration_prior", v) for v in concentration_prior)
+    C = labels.n_classes
+    beta = confusion_concentration(C, confusion_prior)
+    item, annotator, label = (pt.constant(v) for v in (labels.item, labels.annotator,
+                                                        labels.label))
+    with pm.Model(coords={**coords(labels), "label_class": labels.classes}) as model:
+        pm.Data("reliability", gamma)
+        mu = pm.Dirichlet("population_confusion", a=beta, dims=("class", "label_class"),
+                          initval=_majority_confusion(labels, beta))
+        kappa = pm.Gamma("concentration", alpha=shape, beta=rate, dims="class",
+                         initval=np.ones(C))
+        rows = kappa[:, None] * mu
+        pi = pm.Dirichlet("class_prior", a=np.full(C, a), dims="class")
+        theta = pm.Dirichlet("confusion", a=pt.broadcast_to(rows, (labels.n_annotators, C, C)),
+                             dims=("annotator", "class", "label_class"))
+        log_theta = pt.log(theta)
+        L = pt.inc_subtensor(pt.zeros((labels.n_items, C))[item], log_theta[annotator, :, label])
+        log_joint = pt.log(pi)[None, :] + gamma * L
+        posterior = pt.exp(pt.special.log_softmax(log_joint, axis=1))
+        if gibbs:
+            z = pm.Categorical("true_class", p=pi, dims="item", initval=majority_vote(labels))
+            pm.Potential("labels", gamma * log_theta[annotator, z[item], label].sum())
+            declare_gibbs(model, ClassGibbs, [z, pi], concentration=np.full(C, a),
+                          class_probabilities=posterior)
+            declare_gibbs(model, ConfusionRowsGibbs, [theta], first=True, true_class=z, item=labels.item,
+                          annotator=labels.annotator, label=labels.label, prior=rows,
+                          reliability=gamma)
+        else:
+            pm.Potential("labels", pt.logsumexp(log_joint, axis=1).sum())
+        pm.Deterministic("plausibility", posterior, dims=("item", "class"))
+    declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
+                           observed=labels.to_dataarray())
+    return model
 
 
 def _arrays(posterior, chain, draw):
@@ -324,25 +397,42 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
     return np.minimum(x, labels.n_classes - 1).astype(np.int64)
 
 
-def label_switching_check(trace) -> xr.DataArray:
-    """Share of draws per chain whose mean confusion diagonal is at most ``1 / C`` (annotators
-    no better than chance on average: a relabelled mode), ``(chain,)``; 0 in the reported
-    mode. One-coin: mean accuracy at most ``1 / C``; MACE: mean ``c_j + (1 - c_j) / C``
-    (probability of a right label for a uniform truth) at most ``1 / C``."""
+def mean_confusion(trace) -> xr.DataArray:
+    """The annotators' mean confusion matrix per draw, ``(chain, draw, class, label_class)``,
+    for every member of the family (each is linear in its parameters, so the mean is taken on
+    them: one-coin's accuracy, MACE's ``c`` and ``(1 - c) xi``)."""
     posterior = trace["posterior"]
+    C = posterior.sizes["class"]
+    eye = xr.DataArray(np.eye(C), dims=("class", "label_class"))
     if "accuracy" in posterior.data_vars:
-        return (posterior["accuracy"].mean("annotator") <= 1.0 / posterior.sizes["class"]
-                ).mean("draw")
-    if "competence" in posterior.data_vars:  # the truthful share plus chance agreement
+        acc = posterior["accuracy"].mean("annotator")
+        return acc * eye + (1 - acc) / (C - 1) * (1 - eye)
+    if "competence" in posterior.data_vars:
         c, xi = posterior["competence"], posterior["strategy"]
-        accuracy = (c + (1 - c) * xi.mean("label_class")).mean("annotator")
-        return (accuracy <= 1.0 / posterior.sizes["class"]).mean("draw")
-    theta = posterior["confusion"]
-    C = theta.sizes["class"]
-    diagonal = xr.DataArray(np.eye(C), dims=("class", "label_class"))
-    accuracy = (theta * diagonal).sum(("class", "label_class")).mean("annotator") / C
-    return (accuracy <= 1.0 / C).mean("draw")
+        spam = ((1 - c) * xi).mean("annotator")
+        return c.mean("annotator") * eye + spam.expand_dims({"class": C}).assign_coords(
+            {"class": posterior["class"]})
+    return posterior["confusion"].mean("annotator")
 
 
-__all__ = ["build", "build_mace", "build_one_coin", "class_log_likelihood", "confusion_draws", "confusion_concentration", "label_switching_check",
-           "log_likelihood", "replicate_labels"]
+def label_switching_check(trace) -> xr.DataArray:
+    """Share of draws per chain outside the reported mode, ``(chain,)``: draws whose classes
+    would match the annotators' mean confusion matrix (:func:`mean_confusion`) better
+    relabelled — some permutation ``sigma`` of the classes has a larger ``sum_c theta[c,
+    sigma(c)]`` than the identity (an assignment problem per draw, so any relabelling counts,
+    a swap of two of many classes included, while a rare class whose row is merely uncertain
+    does not); 0 in the reported mode."""
+    theta = mean_confusion(trace).transpose("chain", "draw", "class", "label_class")
+    values = theta.values
+    C = values.shape[-1]
+    flat = values.reshape(-1, C, C)
+    identity = np.trace(flat, axis1=1, axis2=2)
+    best = np.array([m[linear_sum_assignment(m, maximize=True)].sum() for m in flat])
+    outside = (best > identity + 1e-12).reshape(values.shape[:2])
+    return xr.DataArray(outside.mean(axis=1), dims="chain",
+                        coords={"chain": theta["chain"].values}, name="outside_mode")
+
+
+__all__ = ["build", "build_hierarchical", "build_mace", "build_one_coin", "class_log_likelihood",
+           "confusion_concentration", "confusion_draws", "label_switching_check",
+           "log_likelihood", "mean_confusion", "replicate_labels"]

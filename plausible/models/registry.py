@@ -76,6 +76,10 @@ ENTRIES = (
     ModelEntry("dawid-skene", dawid_skene.build, "labels", "tempering", False,
                "Bayesian Dawid-Skene: a confusion matrix per annotator, exact Gibbs",
                replicate=dawid_skene.replicate_labels),
+    ModelEntry("hierarchical-dawid-skene", dawid_skene.build_hierarchical, "labels",
+               "tempering", False,
+               "Dawid-Skene with confusion rows shrunk to a population matrix: exact Gibbs + "
+               "NUTS for the population", replicate=dawid_skene.replicate_labels),
     ModelEntry("one-coin", dawid_skene.build_one_coin, "labels", "tempering", False,
                "one accuracy per annotator, wrong labels uniform (Dawid-Skene family), exact "
                "Gibbs", replicate=dawid_skene.replicate_labels),
