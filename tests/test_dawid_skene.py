@@ -21,6 +21,27 @@ def small_labels(seed=0, n_items=12, n_annotators=3, n_classes=3):
                                  seed=seed).labels
 
 
+def assert_same_posterior(first, second, names):
+    """Posterior means of ``names`` agree within 4.5 combined Monte Carlo standard errors."""
+    for name in names:
+        a, b = (t.posterior[name].transpose("chain", "draw", ...).values for t in (first, second))
+        se = np.hypot(pl.diagnostics.mcse_mean(a), pl.diagnostics.mcse_mean(b))
+        z = np.abs(a.mean((0, 1)) - b.mean((0, 1))) / np.maximum(se, 1e-12)
+        assert z.max() < 4.5, name
+
+
+def enumerated_log_likelihood(labels, pi, gamma, p_label):
+    """Per item, ``log sum_c pi_c prod_k p(x_k | c)^gamma`` by a plain loop over the item's
+    labels, ``p_label(j, x)`` giving ``p(x | c)`` for every ``c``, ``(class,)``."""
+    out = []
+    for i in range(labels.n_items):
+        terms = np.log(pi).copy()
+        for k in np.flatnonzero(labels.item == i):
+            terms += gamma * np.log(p_label(labels.annotator[k], labels.label[k]))
+        out.append(logsumexp(terms))
+    return np.array(out)
+
+
 def simplex(values):
     """PyMC's simplex value (log-ratio, last axis ``C - 1``) back to the simplex."""
     full = np.concatenate([values, -values.sum(axis=-1, keepdims=True)], axis=-1)
@@ -81,11 +102,9 @@ def test_log_likelihood_matches_enumeration_and_loo_runs():
     pi = trace.posterior["class_prior"].values
     theta = trace.posterior["confusion"].values
     for c, d in [(0, 0), (1, 29)]:
-        for i in range(labels.n_items):
-            terms = np.log(pi[c, d]).copy()
-            for k in np.flatnonzero(labels.item == i):
-                terms += gamma * np.log(theta[c, d, labels.annotator[k], :, labels.label[k]])
-            np.testing.assert_allclose(ll.values[c, d, i], logsumexp(terms), rtol=1e-10)
+        expected = enumerated_log_likelihood(labels, pi[c, d], gamma,
+                                             lambda j, x: theta[c, d, j, :, x])
+        np.testing.assert_allclose(ll.values[c, d], expected, rtol=1e-10)
     assert trace["observed_data"]["labels"].sizes["annotation"] == labels.n_annotations
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -102,11 +121,7 @@ def test_gibbs_matches_nuts_with_classes_summed_out():
                          dispersion=0.3)
     assert (ds.label_switching_check(nuts) == 0).all()
     assert pl.diagnostics.convergence_report(nuts).converged
-    for name in ("plausibility", "confusion", "class_prior"):
-        a, b = (t.posterior[name].transpose("chain", "draw", ...).values for t in (gibbs, nuts))
-        se = np.hypot(pl.diagnostics.mcse_mean(a), pl.diagnostics.mcse_mean(b))
-        z = np.abs(a.mean((0, 1)) - b.mean((0, 1))) / np.maximum(se, 1e-12)
-        assert z.max() < 4.5, name
+    assert_same_posterior(gibbs, nuts, ("plausibility", "confusion", "class_prior"))
 
 
 def test_replicated_labels_keep_the_design_and_cover_the_rates():
@@ -184,14 +199,11 @@ def test_one_coin_log_likelihood_is_the_full_model_at_its_confusion_matrices():
     acc = trace.posterior["accuracy"].values
     pi = trace.posterior["class_prior"].values
     c, d = 1, 7
-    for i in range(labels.n_items):
-        terms = np.log(pi[c, d]).copy()
-        for k in np.flatnonzero(labels.item == i):
-            right = np.arange(3) == labels.label[k]
-            a = acc[c, d, labels.annotator[k]]
-            terms += 1.4 * np.log(np.where(right, a, (1 - a) / 2))
-        np.testing.assert_allclose(trace["log_likelihood"]["labels"].values[c, d, i],
-                                   logsumexp(terms), rtol=1e-10)
+    expected = enumerated_log_likelihood(
+        labels, pi[c, d], 1.4,
+        lambda j, x: np.where(np.arange(3) == x, acc[c, d, j], (1 - acc[c, d, j]) / 2))
+    np.testing.assert_allclose(trace["log_likelihood"]["labels"].values[c, d], expected,
+                               rtol=1e-10)
     assert (ds.label_switching_check(trace) == 0).all()
 
 
@@ -204,11 +216,7 @@ def test_one_coin_gibbs_matches_nuts_with_classes_summed_out():
         nuts = pl.sample(ds.build_one_coin(labels, gibbs=False), draws=1000, seed=1,
                          progressbar=False, dispersion=0.3)
     assert pl.diagnostics.convergence_report(nuts).converged
-    for name in ("plausibility", "accuracy", "class_prior"):
-        a, b = (t.posterior[name].transpose("chain", "draw", ...).values for t in (gibbs, nuts))
-        se = np.hypot(pl.diagnostics.mcse_mean(a), pl.diagnostics.mcse_mean(b))
-        z = np.abs(a.mean((0, 1)) - b.mean((0, 1))) / np.maximum(se, 1e-12)
-        assert z.max() < 4.5, name
+    assert_same_posterior(gibbs, nuts, ("plausibility", "accuracy", "class_prior"))
 
 
 def mace_labels(seed=12, n_items=40, n_annotators=4, n_classes=3):
@@ -234,13 +242,11 @@ def test_mace_log_likelihood_matches_enumeration_and_reliability_is_whole():
     xi = trace.posterior["strategy"].values
     pi = trace.posterior["class_prior"].values
     ch, d = 0, 11
-    for i in range(labels.n_items):
-        terms = np.log(pi[ch, d]).copy()
-        for k in np.flatnonzero(labels.item == i):
-            j, x = labels.annotator[k], labels.label[k]
-            terms += 2 * np.log(c[ch, d, j] * (np.arange(3) == x) + (1 - c[ch, d, j]) * xi[ch, d, j, x])
-        np.testing.assert_allclose(trace["log_likelihood"]["labels"].values[ch, d, i],
-                                   logsumexp(terms), rtol=1e-10)
+    expected = enumerated_log_likelihood(
+        labels, pi[ch, d], 2,
+        lambda j, x: c[ch, d, j] * (np.arange(3) == x) + (1 - c[ch, d, j]) * xi[ch, d, j, x])
+    np.testing.assert_allclose(trace["log_likelihood"]["labels"].values[ch, d], expected,
+                               rtol=1e-10)
     with pytest.raises(ValueError, match="whole number"):
         ds.build_mace(labels, reliability=1.5)
     ds.build_mace(labels, reliability=1.5, gibbs=False)
@@ -259,11 +265,7 @@ def test_mace_gibbs_matches_nuts_with_classes_summed_out(reliability):
     assert pl.diagnostics.convergence_report(nuts).converged
     spammer = int(np.flatnonzero(labels.annotators == "a0")[0])
     assert gibbs.posterior["competence"].mean(("chain", "draw")).values[spammer] < 0.3
-    for name in ("plausibility", "competence", "strategy", "class_prior"):
-        a, b = (t.posterior[name].transpose("chain", "draw", ...).values for t in (gibbs, nuts))
-        se = np.hypot(pl.diagnostics.mcse_mean(a), pl.diagnostics.mcse_mean(b))
-        z = np.abs(a.mean((0, 1)) - b.mean((0, 1))) / np.maximum(se, 1e-12)
-        assert z.max() < 4.5, name
+    assert_same_posterior(gibbs, nuts, ("plausibility", "competence", "strategy", "class_prior"))
 
 
 def test_label_switching_check_flags_a_partial_swap_of_three_classes():
@@ -291,11 +293,7 @@ def test_hierarchical_gibbs_and_nuts_match_nuts_with_classes_summed_out():
     assert (ds.label_switching_check(mixed) == 0).all()
     report = pl.diagnostics.convergence_report(nuts)  # the funnel of kappa: few ESS, no bias
     assert report.table["max_rhat"].max() < 1.05, report.text
-    for name in ("plausibility", "confusion", "population_confusion", "class_prior"):
-        a, b = (t.posterior[name].transpose("chain", "draw", ...).values for t in (mixed, nuts))
-        se = np.hypot(pl.diagnostics.mcse_mean(a), pl.diagnostics.mcse_mean(b))
-        z = np.abs(a.mean((0, 1)) - b.mean((0, 1))) / np.maximum(se, 1e-12)
-        assert z.max() < 4.5, name
+    assert_same_posterior(mixed, nuts, ("plausibility", "confusion", "population_confusion", "class_prior"))
     log_kappa = [np.log(t.posterior["concentration"].values) for t in (mixed, nuts)]
     se = np.hypot(*(pl.diagnostics.mcse_mean(v) for v in log_kappa))
     assert (np.abs(log_kappa[0].mean((0, 1)) - log_kappa[1].mean((0, 1))) / se).max() < 4.5

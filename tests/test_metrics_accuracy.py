@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
+from hand_draws import DRAWS, hand_plausibility
 from plausible.metrics import (
     point_estimate,
     top_k_sets,
@@ -13,25 +14,8 @@ from plausible.metrics import (
     ua_topk_accuracy,
 )
 
-DRAWS = np.array(
-    [
-        [[0.50, 0.30, 0.20], [0.1, 0.1, 0.8]],  # rankings: item 0 [0,1,2] | item 1 [2,0,1]
-        [[0.40, 0.40, 0.20], [0.1, 0.6, 0.3]],  # [0,1,2] (tie 0/1) | [1,2,0]
-        [[0.20, 0.50, 0.30], [0.2, 0.2, 0.6]],  # [1,2,0] | [2,0,1]
-        [[0.45, 0.10, 0.45], [1 / 3, 1 / 3, 1 / 3]],  # [0,2,1] (tie 0/2) | [0,1,2]
-    ]
-)
 # classifier scores with ties: item 0 ranks [1, 2, 0] (1 beats 2), item 1 ranks [0, 1, 2]
 SCORES = np.array([[0.2, 0.4, 0.4], [0.5, 0.5, 0.0]])
-
-
-def hand_plausibility() -> xr.DataArray:
-    return xr.DataArray(
-        DRAWS[np.newaxis],
-        dims=("chain", "draw", "item", "class"),
-        coords={"chain": [0], "draw": np.arange(4), "item": ["x0", "x1"], "class": ["a", "b", "c"]},
-        name="plausibility",
-    )
 
 
 def test_ua_topk_accuracy_by_hand_with_tied_scores():

@@ -26,7 +26,30 @@ from pymc.util import get_value_vars_from_user_vars
 from plausible.maths.logspace import log_gamma_draws
 
 
-class ConfusionRowsGibbs(BlockedStep):
+class GivenClasses(BlockedStep):
+    """Common part of the steps that draw annotator parameters given the true classes: the
+    labels ``item``, ``annotator``, ``label`` (int ``(annotation,)``), the reliability, the
+    name of the classes' value variable and the generator."""
+
+    stats_dtypes_shapes = {}
+
+    def _given(self, vars, model, true_class, item, annotator, label, reliability, rng):
+        """Store the labels and the rest; return the model and the value variables of
+        ``vars``."""
+        model = modelcontext(model)
+        self.item, self.annotator, self.label = (np.asarray(a, dtype=np.int64)
+                                                 for a in (item, annotator, label))
+        self.reliability = float(reliability)
+        self.z_name = model.rvs_to_values[true_class].name
+        self.rng = np.random.default_rng(rng)
+        return model, get_value_vars_from_user_vars(vars, model)
+
+    def classes(self, point) -> np.ndarray:
+        """The true classes at ``point``, int64 ``(item,)``."""
+        return np.asarray(point[self.z_name], dtype=np.int64)
+
+
+class ConfusionRowsGibbs(GivenClasses):
     """Draws every confusion row from its Dirichlet full conditional (see module).
 
     Parameters
@@ -46,12 +69,11 @@ class ConfusionRowsGibbs(BlockedStep):
     """
 
     name = "confusion_rows_gibbs"
-    stats_dtypes_shapes = {}
 
     def __init__(self, vars, true_class, item, annotator, label, prior, reliability=1.0,
                  model=None, rng=None, blocked=True):
-        model = modelcontext(model)
-        [value] = get_value_vars_from_user_vars(vars, model)
+        model, [value] = self._given(vars, model, true_class, item, annotator, label,
+                                     reliability, rng)
         rv = model.values_to_rvs[value]
         if not isinstance(model.rvs_to_transforms.get(rv), SimplexTransform):
             raise ValueError(f"ConfusionRowsGibbs needs {rv.name!r} on PyMC's simplex transform")
@@ -63,12 +85,7 @@ class ConfusionRowsGibbs(BlockedStep):
             [out] = model.replace_rvs_by_values([prior])
             self._prior = model.compile_fn(out, inputs=model.value_vars,
                                            on_unused_input="ignore", point_fn=True)
-        self.item, self.annotator, self.label = (np.asarray(a, dtype=np.int64)
-                                                 for a in (item, annotator, label))
-        self.reliability = float(reliability)
-        self.z_name = model.rvs_to_values[true_class].name
         self.vars = [value]
-        self.rng = np.random.default_rng(rng)
 
     def counts(self, classes: np.ndarray) -> np.ndarray:
         """``n (annotator, class, class)``: labels per annotator, true class and label."""
@@ -87,12 +104,11 @@ class ConfusionRowsGibbs(BlockedStep):
 
     def step(self, point):
         new_point = dict(point)
-        new_point[self.vars[0].name] = self.draw(np.asarray(point[self.z_name], dtype=np.int64),
-                                                 self._prior(point))
+        new_point[self.vars[0].name] = self.draw(self.classes(point), self._prior(point))
         return new_point, [{}]
 
 
-class OneCoinGibbs(BlockedStep):
+class OneCoinGibbs(GivenClasses):
     """Draws every annotator's accuracy from its Beta full conditional given the true classes
     (the one-coin member of the Dawid–Skene family: ``theta_j = acc_j`` on the diagonal,
     ``(1 - acc_j) / (C - 1)`` elsewhere)::
@@ -107,21 +123,14 @@ class OneCoinGibbs(BlockedStep):
     """
 
     name = "one_coin_gibbs"
-    stats_dtypes_shapes = {}
 
     def __init__(self, vars, true_class, item, annotator, label, prior, reliability=1.0,
                  model=None, rng=None, blocked=True):
-        model = modelcontext(model)
-        [value] = get_value_vars_from_user_vars(vars, model)
-        rv = model.values_to_rvs[value]
-        self.n_annotators = int(rv.shape.eval()[0])
+        model, [value] = self._given(vars, model, true_class, item, annotator, label,
+                                     reliability, rng)
+        self.n_annotators = int(model.values_to_rvs[value].shape.eval()[0])
         self.prior = np.asarray(prior, dtype=float)
-        self.item, self.annotator, self.label = (np.asarray(a, dtype=np.int64)
-                                                 for a in (item, annotator, label))
-        self.reliability = float(reliability)
-        self.z_name = model.rvs_to_values[true_class].name
         self.vars = [value]
-        self.rng = np.random.default_rng(rng)
 
     def counts(self, classes: np.ndarray) -> np.ndarray:
         """``(annotator, 2)``: each annotator's right and wrong labels given ``classes``."""
@@ -137,11 +146,11 @@ class OneCoinGibbs(BlockedStep):
 
     def step(self, point):
         new_point = dict(point)
-        new_point[self.vars[0].name] = self.draw(np.asarray(point[self.z_name], dtype=np.int64))
+        new_point[self.vars[0].name] = self.draw(self.classes(point))
         return new_point, [{}]
 
 
-class MaceGibbs(BlockedStep):
+class MaceGibbs(GivenClasses):
     """Draws MACE's competences and spamming strategies given the true classes (Hovy et al.
     2013), through the spam indicators.
 
@@ -169,22 +178,17 @@ class MaceGibbs(BlockedStep):
     """
 
     name = "mace_gibbs"
-    stats_dtypes_shapes = {}
 
     def __init__(self, vars, true_class, item, annotator, label, prior, strategy_concentration,
                  reliability=1, model=None, rng=None, blocked=True):
-        model = modelcontext(model)
-        competence, strategy = get_value_vars_from_user_vars(vars, model)
+        model, (competence, strategy) = self._given(vars, model, true_class, item, annotator,
+                                                    label, reliability, rng)
         self.n_annotators = int(model.values_to_rvs[competence].shape.eval()[0])
         self.prior = np.asarray(prior, dtype=float)
         self.delta = np.asarray(strategy_concentration, dtype=float)
         self.n_classes = self.delta.size
-        self.item, self.annotator, self.label = (np.asarray(a, dtype=np.int64)
-                                                 for a in (item, annotator, label))
         self.repetitions = int(reliability)
-        self.z_name = model.rvs_to_values[true_class].name
         self.vars = [competence, strategy]
-        self.rng = np.random.default_rng(rng)
 
     def spam_counts(self, classes, competence, strategy):
         """``(truthful (annotator,), spam (annotator, class))`` copies, with the indicators
@@ -208,8 +212,7 @@ class MaceGibbs(BlockedStep):
         full = np.concatenate([log_ratio, -log_ratio.sum(axis=-1, keepdims=True)], axis=-1)
         strategy = np.exp(full - full.max(axis=-1, keepdims=True))
         strategy /= strategy.sum(axis=-1, keepdims=True)
-        truthful, m = self.spam_counts(np.asarray(point[self.z_name], dtype=np.int64),
-                                       competence, strategy)
+        truthful, m = self.spam_counts(self.classes(point), competence, strategy)
         log_a = log_gamma_draws(self.rng, self.prior[0] + truthful)
         log_b = log_gamma_draws(self.rng, self.prior[1] + m.sum(axis=1))
         log_g = log_gamma_draws(self.rng, self.delta + m)

@@ -168,3 +168,19 @@ __all__ = [
     "log_sigmoid",
     "sum_log1p_exp",
 ]
+
+
+@numba.njit(cache=True, inline="always")
+def tempered_logsumexp(row, log_prior, gamma):
+    """``log sum_c exp(log_prior[c] + gamma row[c])`` for class log-likelihoods ``row``
+    ``(class,)``, overwriting ``row`` with the terms; ``-inf`` when every term is."""
+    top = -np.inf
+    for c in range(row.size):
+        row[c] = log_prior[c] + gamma * row[c]
+        top = max(top, row[c])
+    if not np.isfinite(top):
+        return top
+    total = 0.0
+    for c in range(row.size):
+        total += np.exp(row[c] - top)
+    return top + np.log(total)

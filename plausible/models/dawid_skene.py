@@ -85,6 +85,7 @@ from plausible.data.validation import positive, positive_integer
 from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.inference.confusion_rows_gibbs import ConfusionRowsGibbs, MaceGibbs, OneCoinGibbs
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
+from plausible.maths.logspace import tempered_logsumexp
 from plausible.inference.difficulty_gibbs import ClassGibbs
 from plausible.metrics.chunks import iter_sample_blocks
 from plausible.models.difficulty import add_class_layer, check_labels, coords, majority_vote
@@ -98,6 +99,42 @@ def confusion_concentration(n_classes: int, confusion_prior) -> np.ndarray:
     return beta
 
 
+def _confusion_layer(model: pm.Model, labels: Labels, rows, *, gamma: float, gibbs: bool,
+                     class_concentration: float) -> None:
+    """Add ``class_prior``, ``confusion (annotator, class, label_class) ~ Dirichlet(rows)``, the
+    labels' likelihood, ``true_class`` with its Gibbs steps (Gibbs build) or the classes
+    summed out (NUTS build), ``plausibility`` and the declared log-likelihood to ``model``.
+    ``rows``: the rows' concentration, an array or an expression broadcasting to ``(class,
+    label_class)`` per annotator."""
+    C = labels.n_classes
+    a = np.full(C, positive("class_concentration", class_concentration))
+    item, annotator, label = (pt.constant(v) for v in (labels.item, labels.annotator,
+                                                        labels.label))
+    with model:
+        pm.Data("reliability", gamma)
+        pi = pm.Dirichlet("class_prior", a=a, dims="class")
+        theta = pm.Dirichlet("confusion", a=pt.broadcast_to(rows, (labels.n_annotators, C, C)),
+                             dims=("annotator", "class", "label_class"))
+        log_theta = pt.log(theta)
+        # L[i, c] = sum over the item's labels of log theta_j[c, x_k]; terms (annotation, class)
+        L = pt.inc_subtensor(pt.zeros((labels.n_items, C))[item], log_theta[annotator, :, label])
+        log_joint = pt.log(pi)[None, :] + gamma * L
+        posterior = pt.exp(pt.special.log_softmax(log_joint, axis=1))
+        if gibbs:
+            z = pm.Categorical("true_class", p=pi, dims="item", initval=majority_vote(labels))
+            pm.Potential("labels", gamma * log_theta[annotator, z[item], label].sum())
+            declare_gibbs(model, ClassGibbs, [z, pi], concentration=a,
+                          class_probabilities=posterior)
+            declare_gibbs(model, ConfusionRowsGibbs, [theta], first=True, true_class=z,
+                          item=labels.item, annotator=labels.annotator, label=labels.label,
+                          prior=rows, reliability=gamma)
+        else:
+            pm.Potential("labels", pt.logsumexp(log_joint, axis=1).sum())
+        pm.Deterministic("plausibility", posterior, dims=("item", "class"))
+    declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
+                           observed=labels.to_dataarray())
+
+
 def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
           confusion_prior: tuple = (4.0, 1.0), class_concentration: float = 1.0) -> pm.Model:
     """PyMC model of Bayesian Dawid–Skene for ``labels`` (``C >= 2`` classes).
@@ -107,38 +144,11 @@ def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
     ``reliability``: ``gamma > 0``, the power of the labels' likelihood given the classes.
     """
     check_labels(labels)
-    gamma = positive("reliability", reliability)
-    a = positive("class_concentration", class_concentration)
-    C = labels.n_classes
-    beta = confusion_concentration(C, confusion_prior)
-    model_coords = {**coords(labels), "label_class": labels.classes}
-    item, annotator, label = (pt.constant(v) for v in (labels.item, labels.annotator,
-                                                        labels.label))
-    with pm.Model(coords=model_coords) as model:
-        pm.Data("reliability", gamma)
+    beta = confusion_concentration(labels.n_classes, confusion_prior)
+    with pm.Model(coords={**coords(labels), "label_class": labels.classes}) as model:
         pm.Data("confusion_concentration", beta, dims=("class", "label_class"))
-        pi = pm.Dirichlet("class_prior", a=np.full(C, a), dims="class")
-        theta = pm.Dirichlet("confusion", a=np.broadcast_to(beta, (labels.n_annotators, C, C)),
-                             dims=("annotator", "class", "label_class"))
-        log_theta = pt.log(theta)
-        # L[i, c] = sum over the item's labels of log theta_j[c, x_k]
-        terms = log_theta[annotator, :, label]                      # (annotation, class)
-        L = pt.inc_subtensor(pt.zeros((labels.n_items, C))[item], terms)
-        log_joint = pt.log(pi)[None, :] + gamma * L
-        posterior = pt.exp(pt.special.log_softmax(log_joint, axis=1))
-        if gibbs:
-            z = pm.Categorical("true_class", p=pi, dims="item", initval=majority_vote(labels))
-            pm.Potential("labels", gamma * log_theta[annotator, z[item], label].sum())
-            declare_gibbs(model, ClassGibbs, [z, pi], concentration=np.full(C, a),
-                          class_probabilities=posterior)
-            declare_gibbs(model, ConfusionRowsGibbs, [theta], first=True, true_class=z, item=labels.item,
-                          annotator=labels.annotator, label=labels.label, prior=beta,
-                          reliability=gamma)
-        else:
-            pm.Potential("labels", pt.logsumexp(log_joint, axis=1).sum())
-        pm.Deterministic("plausibility", posterior, dims=("item", "class"))
-    declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
-                           observed=labels.to_dataarray())
+    _confusion_layer(model, labels, beta, gamma=positive("reliability", reliability),
+                     gibbs=gibbs, class_concentration=class_concentration)
     return model
 
 
@@ -251,40 +261,16 @@ def build_hierarchical(labels: Labels, *, reliability: float = 1.0, gibbs: bool 
     ``class_prior``, ``true_class`` (Gibbs build), ``plausibility (item, class)``.
     ``concentration_prior``: Gamma ``(shape, rate)`` of ``kappa_c``."""
     check_labels(labels)
-    gamma = positive("reliability", reliability)
-    a = positive("class_concentration", class_concentration)
     shape, rate = (positive("concentration_prior", v) for v in concentration_prior)
-    C = labels.n_classes
-    beta = confusion_concentration(C, confusion_prior)
-    item, annotator, label = (pt.constant(v) for v in (labels.item, labels.annotator,
-                                                        labels.label))
+    beta = confusion_concentration(labels.n_classes, confusion_prior)
     with pm.Model(coords={**coords(labels), "label_class": labels.classes}) as model:
-        pm.Data("reliability", gamma)
         mu = pm.Dirichlet("population_confusion", a=beta, dims=("class", "label_class"),
                           initval=_majority_confusion(labels, beta))
         kappa = pm.Gamma("concentration", alpha=shape, beta=rate, dims="class",
-                         initval=np.ones(C))
-        rows = kappa[:, None] * mu
-        pi = pm.Dirichlet("class_prior", a=np.full(C, a), dims="class")
-        theta = pm.Dirichlet("confusion", a=pt.broadcast_to(rows, (labels.n_annotators, C, C)),
-                             dims=("annotator", "class", "label_class"))
-        log_theta = pt.log(theta)
-        L = pt.inc_subtensor(pt.zeros((labels.n_items, C))[item], log_theta[annotator, :, label])
-        log_joint = pt.log(pi)[None, :] + gamma * L
-        posterior = pt.exp(pt.special.log_softmax(log_joint, axis=1))
-        if gibbs:
-            z = pm.Categorical("true_class", p=pi, dims="item", initval=majority_vote(labels))
-            pm.Potential("labels", gamma * log_theta[annotator, z[item], label].sum())
-            declare_gibbs(model, ClassGibbs, [z, pi], concentration=np.full(C, a),
-                          class_probabilities=posterior)
-            declare_gibbs(model, ConfusionRowsGibbs, [theta], first=True, true_class=z, item=labels.item,
-                          annotator=labels.annotator, label=labels.label, prior=rows,
-                          reliability=gamma)
-        else:
-            pm.Potential("labels", pt.logsumexp(log_joint, axis=1).sum())
-        pm.Deterministic("plausibility", posterior, dims=("item", "class"))
-    declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
-                           observed=labels.to_dataarray())
+                         initval=np.ones(labels.n_classes))
+    _confusion_layer(model, labels, kappa[:, None] * mu,
+                     gamma=positive("reliability", reliability), gibbs=gibbs,
+                     class_concentration=class_concentration)
     return model
 
 
@@ -326,14 +312,7 @@ def _marginal_log_likelihoods(log_pi, log_theta, gamma, offsets, annotator,
             for k in range(offsets[i], offsets[i + 1]):
                 for c in range(n_classes):
                     row[c] += log_theta[s, annotator[k], c, label[k]]
-            top = -np.inf
-            for c in range(n_classes):
-                row[c] = log_pi[s, c] + gamma * row[c]
-                top = max(top, row[c])
-            total = 0.0
-            for c in range(n_classes):
-                total += np.exp(row[c] - top)
-            out[s, i] = top + np.log(total)
+            out[s, i] = tempered_logsumexp(row, log_pi[s], gamma)
     return out
 
 

@@ -59,6 +59,7 @@ from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.inference.declarations import declare_gibbs
 from plausible.inference.difficulty_gibbs import ClassGibbs
 from plausible.inference.difficulty_slice import GLAD, LINKS, LabelGroups
+from plausible.maths.logspace import tempered_logsumexp
 from plausible.metrics.chunks import iter_sample_blocks
 
 
@@ -275,14 +276,7 @@ def marginal_log_likelihoods(family, log_prior, gamma, annotator_x, item_x, offs
         for i in range(n_items):
             _item_class_log_likelihood(family, annotator_term, item_term[i], offsets[i],
                                        offsets[i + 1], annotator, label, row)
-            top = -np.inf
-            for c in range(n_classes):
-                row[c] = log_prior[s, c] + gamma * row[c]
-                top = max(top, row[c])
-            total = 0.0
-            for c in range(n_classes):
-                total += np.exp(row[c] - top)
-            out[s, i] = top + np.log(total) if np.isfinite(top) else top
+            out[s, i] = tempered_logsumexp(row, log_prior[s], gamma)
     return out
 
 
