@@ -49,36 +49,6 @@ def _top1_kernel(values, out):  # pragma: no cover - compiled
             out[s, i] = arg
 
 
-@numba.njit(nogil=True, cache=True)
-def _topk_kernel(values, out):  # pragma: no cover - compiled
-    n, m, n_classes = values.shape
-    k = out.shape[2]
-    best = np.empty(k, dtype=np.float64)
-    for s in range(n):
-        for i in range(m):
-            # fill with the first k classes, insertion-sorted (stable: equal stays behind)
-            for j in range(k):
-                v = values[s, i, j]
-                q = j
-                while q > 0 and v > best[q - 1]:
-                    best[q] = best[q - 1]
-                    out[s, i, q] = out[s, i, q - 1]
-                    q -= 1
-                best[q] = v
-                out[s, i, q] = j
-            # a later class enters only if strictly larger than the current k-th
-            for j in range(k, n_classes):
-                v = values[s, i, j]
-                if v > best[k - 1]:
-                    q = k - 1
-                    while q > 0 and v > best[q - 1]:
-                        best[q] = best[q - 1]
-                        out[s, i, q] = out[s, i, q - 1]
-                        q -= 1
-                    best[q] = v
-                    out[s, i, q] = j
-
-
 def select_top1(values: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """Index of the largest value along the last axis, lowest index on ties.
 
@@ -131,6 +101,21 @@ def _insert(best_v, best_c, filled, v, c):  # pragma: no cover - compiled
     best_v[q] = v
     best_c[q] = c
     return filled
+
+
+@numba.njit(nogil=True, cache=True)
+def _topk_kernel(values, out):  # pragma: no cover - compiled
+    n, m, n_classes = values.shape
+    k = out.shape[2]
+    best_v = np.empty(k, dtype=np.float64)
+    best_c = np.empty(k, dtype=np.int64)
+    for s in range(n):
+        for i in range(m):
+            filled = 0
+            for j in range(n_classes):  # ascending classes: a tie keeps the earlier one
+                filled = _insert(best_v, best_c, filled, np.float64(values[s, i, j]), j)
+            for r in range(k):
+                out[s, i, r] = best_c[r]
 
 
 @numba.njit(nogil=True, cache=True, parallel=True)
