@@ -21,6 +21,18 @@ def small_labels(seed=0, n_items=12, n_annotators=3, n_classes=3):
                                  seed=seed).labels
 
 
+def gibbs_and_nuts(build, labels, nuts_options=None, **options):
+    """Traces of ``build(labels, **options)`` by its Gibbs build (4 x 2000 draws) and by NUTS
+    with the classes summed out (``gibbs=False``, 4 x 1000 draws, starts dispersed by 0.3,
+    ``nuts_options`` passed to the sampler)."""
+    gibbs = pl.sample(build(labels, **options), draws=2000, seed=0, progressbar=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        nuts = pl.sample(build(labels, gibbs=False, **options), draws=1000, seed=1,
+                         progressbar=False, dispersion=0.3, **(nuts_options or {}))
+    return gibbs, nuts
+
+
 def assert_same_posterior(first, second, names):
     """Posterior means of ``names`` agree within 4.5 combined Monte Carlo standard errors."""
     for name in names:
@@ -114,11 +126,7 @@ def test_log_likelihood_matches_enumeration_and_loo_runs():
 @pytest.mark.slow
 def test_gibbs_matches_nuts_with_classes_summed_out():
     labels = pl.data.simulate_glad(40, 4, n_classes=2, seed=3).labels
-    gibbs = pl.sample(ds.build(labels), draws=2000, seed=0, progressbar=False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        nuts = pl.sample(ds.build(labels, gibbs=False), draws=1000, seed=1, progressbar=False,
-                         dispersion=0.3)
+    gibbs, nuts = gibbs_and_nuts(ds.build, labels)
     assert (ds.label_switching_check(nuts) == 0).all()
     assert pl.diagnostics.convergence_report(nuts).converged
     assert_same_posterior(gibbs, nuts, ("plausibility", "confusion", "class_prior"))
@@ -210,11 +218,7 @@ def test_one_coin_log_likelihood_is_the_full_model_at_its_confusion_matrices():
 @pytest.mark.slow
 def test_one_coin_gibbs_matches_nuts_with_classes_summed_out():
     labels = pl.data.simulate_glad(40, 4, n_classes=3, seed=11).labels
-    gibbs = pl.sample(ds.build_one_coin(labels), draws=2000, seed=0, progressbar=False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        nuts = pl.sample(ds.build_one_coin(labels, gibbs=False), draws=1000, seed=1,
-                         progressbar=False, dispersion=0.3)
+    gibbs, nuts = gibbs_and_nuts(ds.build_one_coin, labels)
     assert pl.diagnostics.convergence_report(nuts).converged
     assert_same_posterior(gibbs, nuts, ("plausibility", "accuracy", "class_prior"))
 
@@ -256,12 +260,8 @@ def test_mace_log_likelihood_matches_enumeration_and_reliability_is_whole():
 @pytest.mark.parametrize("reliability", [1, 2])
 def test_mace_gibbs_matches_nuts_with_classes_summed_out(reliability):
     labels = mace_labels()
-    gibbs = pl.sample(ds.build_mace(labels, reliability=reliability), draws=2000, seed=0,
-                      progressbar=False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        nuts = pl.sample(ds.build_mace(labels, reliability=reliability, gibbs=False), draws=1000,
-                         seed=1, progressbar=False, dispersion=0.3, target_accept=0.95)
+    gibbs, nuts = gibbs_and_nuts(ds.build_mace, labels, {"target_accept": 0.95},
+                                 reliability=reliability)
     assert pl.diagnostics.convergence_report(nuts).converged
     spammer = int(np.flatnonzero(labels.annotators == "a0")[0])
     assert gibbs.posterior["competence"].mean(("chain", "draw")).values[spammer] < 0.3
@@ -285,11 +285,7 @@ def test_label_switching_check_flags_a_partial_swap_of_three_classes():
 @pytest.mark.slow
 def test_hierarchical_gibbs_and_nuts_match_nuts_with_classes_summed_out():
     labels = pl.data.simulate_glad(40, 5, n_classes=2, ability=(2.0, 0.5), seed=14).labels
-    mixed = pl.sample(ds.build_hierarchical(labels), draws=2000, seed=0, progressbar=False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        nuts = pl.sample(ds.build_hierarchical(labels, gibbs=False), draws=1000, seed=1,
-                         progressbar=False, dispersion=0.3, target_accept=0.95)
+    mixed, nuts = gibbs_and_nuts(ds.build_hierarchical, labels, {"target_accept": 0.95})
     assert (ds.label_switching_check(mixed) == 0).all()
     report = pl.diagnostics.convergence_report(nuts)  # the funnel of kappa: few ESS, no bias
     assert report.table["max_rhat"].max() < 1.05, report.text
