@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -154,8 +155,9 @@ def aggregate(args) -> int:
                          f"items are independent; {name!r} is not (use "
                          f"{', '.join(models.available().query('item_independent').index)})")
     start = time.perf_counter()
+    temporary_store = None
     if sharded:
-        result = _sharded(args, aggregation, annotations, name, options, console)
+        result, temporary_store = _sharded(args, aggregation, annotations, name, options, console)
     else:
         result = aggregation.aggregate(annotations, name, draws=args.draws, chains=args.chains,
                                        seed=args.seed, progressbar=not args.no_progress,
@@ -169,8 +171,8 @@ def aggregate(args) -> int:
     if output is not None:
         write_table(frame, output)
     elapsed = time.perf_counter() - start
-    if args.store is None and sharded:
-        result.cleanup()
+    if temporary_store is not None:
+        shutil.rmtree(temporary_store, ignore_errors=True)
     _print_summary(console, args, result, frame, description, elapsed, checked, output, saved)
     return 0
 
@@ -222,8 +224,8 @@ def checked_ok(checked) -> bool:
 
 def _sharded(args, aggregation, annotations, name, options, console):
     """Sample shards of items (Dask workers with --workers/--scheduler, else in-process) into
-    --store (default: a temporary folder removed after the run)."""
-    import shutil
+    --store, or a temporary folder (removed here on failure); returns the result and the
+    temporary folder to remove once the result is written (None with --store)."""
     import tempfile
 
     from rich.progress import Progress
@@ -257,8 +259,7 @@ def _sharded(args, aggregation, annotations, name, options, console):
     kept = f" in {store}" if args.store else ""
     console.print(f"shards: {report.n_shards} ({len(report.skipped)} already complete{kept}, "
                   f"{len(report.completed)} sampled{retried})")
-    result.cleanup = (lambda: shutil.rmtree(store, ignore_errors=True))
-    return result
+    return result, (None if args.store else store)
 
 
 def evaluate(args) -> int:

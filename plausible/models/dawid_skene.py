@@ -85,8 +85,8 @@ from plausible.data.validation import positive, positive_integer
 from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.inference.confusion_rows_gibbs import ConfusionRowsGibbs, MaceGibbs, OneCoinGibbs
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
-from plausible.maths.logspace import tempered_logsumexp
 from plausible.inference.difficulty_gibbs import ClassGibbs
+from plausible.maths.logspace import tempered_logsumexp
 from plausible.metrics.chunks import iter_sample_blocks
 from plausible.models.difficulty import add_class_layer, check_labels, coords, majority_vote
 
@@ -361,19 +361,25 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
     posterior = trace["posterior"]
     chain, draw = thinned_draws(posterior, draws)
     pi, theta = _arrays(posterior, chain, draw)
+    gamma = float(trace["constant_data"]["reliability"])
     rng = np.random.default_rng(seed)
-    n = pi.shape[0]
-    if classes == "new":
-        p_item = np.broadcast_to(pi[:, None, :], (n, labels.n_items, labels.n_classes))
-    else:
-        gamma = float(trace["constant_data"]["reliability"])
-        log_joint = np.log(pi)[:, None, :] + gamma * class_log_likelihood(labels, theta)
-        p_item = np.exp(log_joint - logsumexp(log_joint, axis=-1, keepdims=True))
-    z = (rng.random((n, labels.n_items, 1)) > np.cumsum(p_item, axis=-1)).sum(axis=-1)
-    z = np.minimum(z, labels.n_classes - 1)
-    rows = theta[np.arange(n)[:, None], labels.annotator[None, :], z[:, labels.item]]
-    x = (rng.random((n, labels.n_annotations, 1)) > np.cumsum(rows, axis=-1)).sum(axis=-1)
-    return np.minimum(x, labels.n_classes - 1).astype(np.int64)
+    C = labels.n_classes
+    out = np.empty((pi.shape[0], labels.n_annotations), dtype=np.int64)
+    # blocks of draws: the temporaries are (draws, labels or items, class)
+    for block, _ in iter_sample_blocks((pi.shape[0],), (labels.n_annotations + labels.n_items) * C):
+        n = block.stop - block.start
+        if classes == "new":
+            p_item = np.broadcast_to(pi[block, None, :], (n, labels.n_items, C))
+        else:
+            log_joint = np.log(pi[block])[:, None, :] + gamma * class_log_likelihood(
+                labels, theta[block])
+            p_item = np.exp(log_joint - logsumexp(log_joint, axis=-1, keepdims=True))
+        z = np.minimum((rng.random((n, labels.n_items, 1)) > np.cumsum(p_item, axis=-1)
+                        ).sum(axis=-1), C - 1)
+        rows = theta[block][np.arange(n)[:, None], labels.annotator[None, :], z[:, labels.item]]
+        x = (rng.random((n, labels.n_annotations, 1)) > np.cumsum(rows, axis=-1)).sum(axis=-1)
+        out[block] = np.minimum(x, C - 1)
+    return out
 
 
 def mean_confusion(trace) -> xr.DataArray:
