@@ -35,7 +35,8 @@ import numpy as np
 import plausible as pl
 from plausible.data.datasets import load_dermatology
 from plausible.diagnostics import rhat
-from plausible.inference.plackett_luce_sampler import default_cores, sample_candidates
+from plausible.inference.chains import default_cores
+from plausible.inference.plackett_luce_sampler import sample_candidates
 from plausible.models import irn, plackett_luce
 
 QUALITIES = {"A": 0.85, "B": 0.70, "C": 0.55, "D": 0.40}

@@ -140,7 +140,7 @@ def test_memory_guard_refuses_before_sampling():
                                                 r"1.0 kB; use fewer draws"):
         pl.sample(glad.build(labels), memory_budget=1000)
     rankings = Rankings.from_selectors([[[[0, 2], [1]]]], classes=8)
-    with pytest.raises(MemoryBudgetError, match="of the candidate form would take"):
+    with pytest.raises(MemoryBudgetError, match="4 chains x 1000 draws of this model would take"):
         pl.sample(pl.models.plackett_luce.build(rankings), memory_budget=100)
 
 

@@ -10,8 +10,9 @@ records it on the ``pm.Model`` it returns:
   ``sample`` draws all chains and draws in batches instead of running PyMC's loop
   (:mod:`plausible.inference.exact`).
 * :func:`declare_sampler`: a compiled sampler runs the whole model faster than PyMC's loop
-  and writes the candidate form of :mod:`plausible.metrics.storage` (Plackett–Luce);
-  ``sample`` hands the model to it unless dense storage is asked for.
+  and writes one storage form of :mod:`plausible.metrics.storage` (candidate form:
+  Plackett–Luce; dense: Dawid–Skene); ``sample`` hands the model to it unless the other form
+  is asked for.
 * :func:`declare_log_likelihood`: the model's per-item log-likelihood as a function of a
   trace, and its observations; ``sample`` writes the ``log_likelihood`` and
   ``observed_data`` groups with them (``az.loo`` / ``az.compare`` read them). Many of the
@@ -46,11 +47,18 @@ class GibbsDeclaration:
 @dataclass(frozen=True)
 class SamplerDeclaration:
     """A compiled sampler ``sampler(draws=, tune=, chains=, seed=, cores=, **kwargs) ->
-    DataTree`` of the whole model, with the model-specific keyword arguments ``kwargs``, whose
-    trace holds ``width`` candidate slots per item (for the memory guard)."""
+    DataTree`` of the whole model, with the model-specific keyword arguments ``kwargs``.
+
+    ``form``: the storage form of the plausibilities it writes (``"candidate"`` or
+    ``"dense"``); ``nbytes_per_draw``: bytes its trace holds per draw of one chain (for the
+    memory guard); ``lazy_nbytes_per_draw``: the same when called with ``lazy=True`` (the
+    plausibilities computed from the stored parameters when read), None if it cannot.
+    """
 
     sampler: Callable
-    width: int
+    form: str
+    nbytes_per_draw: int
+    lazy_nbytes_per_draw: int | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
 
 
@@ -67,10 +75,16 @@ def declared_gibbs(model: pm.Model) -> tuple[GibbsDeclaration, ...]:
     return getattr(model, _GIBBS, ())
 
 
-def declare_sampler(model: pm.Model, sampler: Callable, *, width: int, **kwargs) -> None:
+def declare_sampler(model: pm.Model, sampler: Callable, *, form: str, nbytes_per_draw: int,
+                    lazy_nbytes_per_draw: int | None = None, **kwargs) -> None:
     """Record that ``sampler(draws=..., tune=..., chains=..., seed=..., cores=..., **kwargs)``
-    samples the whole model into a candidate-form DataTree of ``width`` candidate slots."""
-    setattr(model, _SAMPLER, SamplerDeclaration(sampler, int(width), kwargs))
+    samples the whole model into a DataTree of the storage ``form`` (see
+    :class:`SamplerDeclaration`)."""
+    if form not in ("candidate", "dense"):
+        raise ValueError(f"form must be 'candidate' or 'dense', got {form!r}")
+    setattr(model, _SAMPLER, SamplerDeclaration(
+        sampler, form, int(nbytes_per_draw),
+        None if lazy_nbytes_per_draw is None else int(lazy_nbytes_per_draw), kwargs))
 
 
 def declared_sampler(model: pm.Model) -> SamplerDeclaration | None:

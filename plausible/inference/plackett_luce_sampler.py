@@ -29,9 +29,6 @@ kept chain is a fixed Metropolis-within-Gibbs kernel.
 from __future__ import annotations
 
 import functools
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import xarray as xr
@@ -39,6 +36,7 @@ import xarray as xr
 from plausible.data.rankings import Rankings
 from plausible.data.validation import positive_integer
 from plausible.inference import plackett_luce_kernel as kernel
+from plausible.inference.chains import default_cores, run_chains
 from plausible.maths.plackett_luce import layout
 from plausible.metrics.storage import candidate_groups
 
@@ -89,17 +87,6 @@ def fit_proposals(lay, moments, n_sweeps: int, scale: float = PROPOSAL_SCALE):
     values = np.maximum(values, np.maximum(1e-6 * values[:, -1:], 1e-10))
     cov = np.einsum("ijk,ik,ilk->ijl", vectors, values, vectors)
     return mean, np.linalg.cholesky(cov)
-
-
-def default_cores(chains: int) -> int:
-    """``min(chains, CPUs this process may run on)`` (the affinity mask where the platform
-    has one, else ``os.cpu_count()``): more threads than chains would idle, and the draws do
-    not depend on the number of threads."""
-    try:
-        available = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        available = os.cpu_count() or 1
-    return max(1, min(int(chains), available))
 
 
 def _run_chain(rankings, lay, ref, chain_seed, cand_out, pool_out, accept_out, *, reliability,
@@ -198,21 +185,7 @@ def sample_candidates(rankings: Rankings, *, reliability: int = 1, draws: int = 
         rounds=int(metropolis_rounds))
     jobs = [(chain_seeds[c], cand_out[c:c + 1], pool_out[c:c + 1], accept_out[c:c + 1])
             for c in range(chains)]
-    if cores == 1 or chains == 1:
-        for job in jobs:
-            run(*job)
-    else:
-        stop = threading.Event()
-        with ThreadPoolExecutor(max_workers=min(cores, chains)) as pool:
-            futures = [pool.submit(run, *job, stop=stop) for job in jobs]
-            try:
-                for future in futures:
-                    future.result()  # re-raises a chain's exception
-            except BaseException:  # e.g. KeyboardInterrupt: stop the other chains
-                stop.set()
-                for future in futures:
-                    future.cancel()
-                raise
+    run_chains(run, jobs, cores)
     posterior, constant = candidate_groups(
         cand_out, pool_out, lay.candidate_class[:n_items], lay.n_pooled[:n_items],
         items=rankings.items, classes=rankings.classes)

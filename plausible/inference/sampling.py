@@ -7,7 +7,9 @@ Three routes, chosen from what the model builder declared
   not depend on the chain's state (Dirichlet and PrIRN; Normal–Inverse-Gamma with fixed or
   empirical-Bayes hyper-parameters): every draw is exact and independent, drawn in batches
   without PyMC's per-draw loop (:mod:`plausible.inference.exact`);
-* **compiled sampler** — the model declares one that writes candidate form (Plackett–Luce);
+* **compiled sampler** — the model declares one (Plackett–Luce, candidate form; Dawid–Skene,
+  dense, its plausibilities computed from the stored parameters when read if storing them
+  would not fit the budget);
 * **PyMC** — ``pm.sample`` with the declared Gibbs steps assigned to their variables and
   NUTS (or slice, ...) to every other free variable, in one run. Chains start from points
   dispersed around the model's initial point in the unconstrained space (R-hat needs
@@ -170,9 +172,12 @@ def sample(
     if storage not in STORAGES:
         raise ValueError(f"storage must be one of {STORAGES}, got {storage!r}")
     budget = memory.memory_budget(memory_budget)
-    steps = [declaration.instantiate(model) for declaration in declared_gibbs(model)]
     sampler = declared_sampler(model)
-    if sampler is not None and storage != "dense":
+    compiled = sampler is not None and storage in ("auto", sampler.form)
+    # the declared steps compile their functions: only for the routes that run them
+    steps = [] if compiled else [declaration.instantiate(model)
+                                 for declaration in declared_gibbs(model)]
+    if compiled:
         trace = _sample_compiled(model, sampler, draws, tune, chains, seed, cores, budget, kwargs)
     elif covers_exactly(model, steps):
         trace = _sample_exact(model, steps, draws, chains, seed, cores, storage, budget, store)
@@ -255,13 +260,21 @@ def _sample_exact(model, steps, draws, chains, seed, cores, storage, budget, sto
 
 
 def _sample_compiled(model, sampler, draws, tune, chains, seed, cores, budget, kwargs):
-    size = candidate_nbytes(chains * draws, len(model.coords["item"]), sampler.width,
-                            np.dtype(CANDIDATE_DTYPE).itemsize)
-    if size > budget:
-        raise _too_large(f"{chains} chains x {draws} draws of the candidate form", size, budget,
-                         "use fewer draws or chains, thin=, or shards of items "
-                         "(plausible.distributed)")
     options = {**sampler.kwargs, **kwargs}
+    size = chains * draws * sampler.nbytes_per_draw
+    if size > budget:
+        lazy_size = (None if sampler.lazy_nbytes_per_draw is None
+                     else chains * draws * sampler.lazy_nbytes_per_draw)
+        if lazy_size is None or lazy_size > budget:
+            raise _too_large(f"{chains} chains x {draws} draws of this model",
+                             size if lazy_size is None else lazy_size, budget,
+                             "use fewer draws or chains, thin=, or shards of items "
+                             "(plausible.distributed)")
+        warnings.warn(f"the plausibilities of {chains} chains x {draws} draws would take "
+                      f"{memory.format_bytes(size)}, more than the memory budget of "
+                      f"{memory.format_bytes(budget)}: they are computed from the stored "
+                      "parameters when read (each read recomputes them)", stacklevel=3)
+        options["lazy"] = True
     if tune is not None:
         options["tune"] = tune
     return sampler.sampler(draws=draws, chains=chains, seed=seed, cores=cores, **options)

@@ -21,7 +21,11 @@ with ``L[i, c] = sum_{k: i_k = i} log theta_{j_k}[c, x_k]`` and ``pi | z ~ Diric
 counts(z))`` (:class:`~plausible.inference.difficulty_gibbs.ClassGibbs`); ``theta_j[c] | z ~
 Dirichlet(beta_c + gamma n_j[c, :])`` for every annotator and row at once
 (:class:`~plausible.inference.confusion_rows_gibbs.ConfusionRowsGibbs`). ``gibbs=False`` sums
-the classes out and runs NUTS on ``pi`` and ``theta`` (the independent check).
+the classes out and runs NUTS on ``pi`` and ``theta`` (the independent check). By default
+:func:`plausible.sample` runs the Gibbs build's scan in a compiled sampler
+(:mod:`plausible.inference.dawid_skene_sampler`: about 5 ms a sweep for a million labels,
+plausibilities computed from the stored parameters when storing them would not fit in
+memory); ``compiled=False`` keeps PyMC's loop with the declared steps.
 
 **Plausibility** is Rao-Blackwellised: per draw the class posterior ``P(z_i | pi, theta, x)``,
 not the drawn class.
@@ -84,7 +88,8 @@ from plausible.data.labels import Labels
 from plausible.data.validation import positive, positive_integer
 from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.inference.confusion_rows_gibbs import ConfusionRowsGibbs, MaceGibbs, OneCoinGibbs
-from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
+from plausible.inference.dawid_skene_sampler import sample_dawid_skene
+from plausible.inference.declarations import declare_gibbs, declare_log_likelihood, declare_sampler
 from plausible.inference.difficulty_gibbs import ClassGibbs
 from plausible.maths.logspace import tempered_logsumexp
 from plausible.metrics.chunks import iter_sample_blocks
@@ -135,20 +140,33 @@ def _confusion_layer(model: pm.Model, labels: Labels, rows, *, gamma: float, gib
                            observed=labels.to_dataarray())
 
 
-def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
+def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True, compiled: bool = True,
           confusion_prior: tuple = (4.0, 1.0), class_concentration: float = 1.0) -> pm.Model:
     """PyMC model of Bayesian Dawid–Skene for ``labels`` (``C >= 2`` classes).
 
     Variables: ``class_prior (class)``, ``confusion (annotator, class, label_class)``,
     ``true_class (item)`` (Gibbs build), deterministic ``plausibility (item, class)``.
     ``reliability``: ``gamma > 0``, the power of the labels' likelihood given the classes.
+    ``compiled`` (Gibbs build): :func:`plausible.sample` runs the same Gibbs scan in the
+    compiled sampler :mod:`plausible.inference.dawid_skene_sampler` (millions of labels; no
+    ``true_class`` in the trace) instead of PyMC's loop with the declared steps.
     """
     check_labels(labels)
     beta = confusion_concentration(labels.n_classes, confusion_prior)
+    gamma = positive("reliability", reliability)
     with pm.Model(coords={**coords(labels), "label_class": labels.classes}) as model:
         pm.Data("confusion_concentration", beta, dims=("class", "label_class"))
-    _confusion_layer(model, labels, beta, gamma=positive("reliability", reliability),
-                     gibbs=gibbs, class_concentration=class_concentration)
+    _confusion_layer(model, labels, beta, gamma=gamma, gibbs=gibbs,
+                     class_concentration=class_concentration)
+    if gibbs and compiled:
+        C, J = labels.n_classes, labels.n_annotators
+        parameters = 8 * (C + J * C * C + 1)  # class_prior, confusion, classes_changed
+        declare_sampler(model, sample_dawid_skene, form="dense",
+                        nbytes_per_draw=parameters + 4 * labels.n_items * C,
+                        lazy_nbytes_per_draw=parameters, labels=labels,
+                        confusion_concentration=beta,
+                        class_concentration=np.full(C, float(class_concentration)),
+                        reliability=gamma)
     return model
 
 

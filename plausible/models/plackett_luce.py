@@ -52,7 +52,7 @@ from plausible.inference.plackett_luce_sampler import sample_candidates
 from plausible.maths import plackett_luce as pll
 from plausible.maths.plackett_luce import layout, log_likelihood_pt
 from plausible.metrics.chunks import iter_sample_blocks
-from plausible.metrics.storage import NAME, CandidateStorage, storage_form
+from plausible.metrics.storage import NAME, CandidateStorage, candidate_nbytes, storage_form
 
 WHOLE_RELIABILITY = "the Gibbs sampler repeats every reader; pass gibbs=False to temper with NUTS"
 
@@ -86,7 +86,9 @@ def build(rankings, *, reliability: float = 1, gibbs: bool = True,
     if gibbs:
         declare_gibbs(model, PlackettLuceGibbs, [worth], layout=gibbs_layout, shape=shape,
                       rate=rate)
-        declare_sampler(model, sample_candidates, width=gibbs_layout.max_candidates,
+        declare_sampler(model, sample_candidates, form="candidate",
+                        nbytes_per_draw=candidate_nbytes(1, rankings.n_items,
+                                                         gibbs_layout.max_candidates, 4),
                         rankings=rankings, reliability=weight, shape=shape, rate=rate)
     declare_log_likelihood(model, "rankings",
                            partial(log_likelihood, rankings=rankings, reliability=weight),

@@ -1,0 +1,160 @@
+"""The compiled Dawid–Skene sampler: its class sweep against enumeration and brute-force
+counts, its lazily computed plausibilities against the stored ones, seeds and threads,
+simulation-based calibration, and the memory guard's choice between stored and computed
+plausibilities. (Its posterior against NUTS with the classes summed out is
+``tests/test_dawid_skene.py::test_gibbs_matches_nuts_with_classes_summed_out``: ``ds.build``
+samples through it by default.)"""
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats
+from scipy.special import softmax
+
+import plausible as pl
+from plausible.data.labels import Labels
+from plausible.inference import dawid_skene_kernel as kernel
+from plausible.inference.dawid_skene_sampler import Design, sample_dawid_skene
+from plausible.inference.memory import MemoryBudgetError
+from plausible.inference.sbc import simulation_based_calibration
+from plausible.models import dawid_skene as ds
+
+
+def labels_of(n_items=60, n_annotators=5, n_classes=5, seed=0):
+    return pl.data.simulate_glad(n_items, n_annotators, n_classes=n_classes, coverage=0.7,
+                                 seed=seed).labels
+
+
+def enumerated_posterior(labels, pi, theta, gamma):
+    """``softmax(log pi + gamma sum_k log theta[j_k, :, x_k])`` per item, by a plain loop."""
+    out = np.empty((labels.n_items, labels.n_classes))
+    for i in range(labels.n_items):
+        log_p = np.log(pi).copy()
+        for k in np.flatnonzero(labels.item == i):
+            log_p += gamma * np.log(theta[labels.annotator[k], :, labels.label[k]])
+        out[i] = softmax(log_p)
+    return out
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 5, 7])
+def test_class_sweep_matches_enumeration_and_keeps_the_counts(n_classes):
+    labels = labels_of(n_classes=n_classes, seed=n_classes)
+    design = Design(labels)
+    rng = np.random.default_rng(1)
+    gamma = 0.7
+    pi = rng.dirichlet(np.ones(n_classes))
+    theta = rng.dirichlet(np.ones(n_classes), size=(labels.n_annotators, n_classes))
+    z = rng.integers(n_classes, size=labels.n_items)
+    counts = np.zeros((labels.n_annotators * n_classes, n_classes), dtype=np.int64)
+    class_counts = np.zeros(n_classes, dtype=np.int64)
+    kernel.count_labels(design.offsets, design.code, z, counts, class_counts, 0, labels.n_items)
+    out = np.empty((labels.n_items, n_classes), dtype=np.float32)
+    u = rng.random(labels.n_items)
+    before = z.copy()
+    changed = kernel.class_sweep(design.offsets, design.code, design.table(np.log(theta)),
+                                 np.log(pi), gamma, u, z, counts, class_counts, out, 0,
+                                 labels.n_items)
+    expected = enumerated_posterior(labels, pi, theta, gamma)
+    np.testing.assert_allclose(out, expected, rtol=2e-6, atol=1e-30)
+    np.testing.assert_array_equal(z, (u[:, None] > np.cumsum(expected, axis=1)).sum(axis=1)
+                                  .clip(max=n_classes - 1))  # inverse CDF of the posterior
+    assert changed == (z != before).sum()
+    brute = np.zeros_like(counts)
+    for k in range(labels.n_annotations):
+        brute[labels.annotator[k] * n_classes + labels.label[k], z[labels.item[k]]] += 1
+    np.testing.assert_array_equal(counts, brute)
+    np.testing.assert_array_equal(class_counts, np.bincount(z, minlength=n_classes))
+
+
+def test_class_draws_follow_the_posterior():
+    """Many sweeps at fixed parameters: each item's class frequencies match its posterior
+    (chi-square, pooled over items)."""
+    labels = labels_of(n_items=8, n_classes=3, seed=4)
+    design = Design(labels)
+    rng = np.random.default_rng(5)
+    pi = rng.dirichlet(np.ones(3))
+    theta = rng.dirichlet(np.full(3, 2.0), size=(labels.n_annotators, 3))
+    table, log_pi = design.table(np.log(theta)), np.log(pi)
+    z = np.zeros(labels.n_items, dtype=np.int64)
+    counts = np.zeros((labels.n_annotators * 3, 3), dtype=np.int64)
+    class_counts = np.zeros(3, dtype=np.int64)
+    kernel.count_labels(design.offsets, design.code, z, counts, class_counts, 0, labels.n_items)
+    n = 20_000
+    seen = np.zeros((labels.n_items, 3))
+    no_store = np.empty((0, 3), dtype=np.float32)
+    for _ in range(n):
+        kernel.class_sweep(design.offsets, design.code, table, log_pi, 1.0,
+                           rng.random(labels.n_items), z, counts, class_counts, no_store, 0,
+                           labels.n_items)
+        seen[np.arange(labels.n_items), z] += 1
+    expected = n * enumerated_posterior(labels, pi, theta, 1.0)
+    keep = expected > 5
+    chi2 = ((seen - expected)[keep] ** 2 / expected[keep]).sum()
+    assert stats.chi2.sf(chi2, keep.sum() - labels.n_items) > 1e-3
+
+
+def run(labels, **options):
+    beta = ds.confusion_concentration(labels.n_classes, (4.0, 1.0))
+    return sample_dawid_skene(labels, confusion_concentration=beta,
+                              class_concentration=np.ones(labels.n_classes), **options)
+
+
+def test_lazy_plausibilities_equal_the_stored_ones_and_threads_do_not_change_draws():
+    labels = labels_of(n_items=700, seed=6)
+    stored = run(labels, draws=30, tune=5, chains=2, seed=3, cores=1)
+    lazy = run(labels, draws=30, tune=5, chains=2, seed=3, cores=2, lazy=True)
+    split = run(labels, draws=30, tune=5, chains=1, seed=3, cores=2)  # items split over threads
+    for name in ("class_prior", "confusion"):
+        np.testing.assert_array_equal(stored.posterior[name], lazy.posterior[name])
+        np.testing.assert_array_equal(stored.posterior[name][:1], split.posterior[name])
+    assert lazy.posterior["plausibility"].chunks is not None  # computed when read
+    np.testing.assert_allclose(lazy.posterior["plausibility"].values,
+                               stored.posterior["plausibility"].values, rtol=1e-6, atol=1e-30)
+    np.testing.assert_array_equal(stored.posterior["plausibility"][:1],
+                                  split.posterior["plausibility"])
+    np.testing.assert_array_equal(stored.sample_stats["classes_changed"][:1],
+                                  split.sample_stats["classes_changed"])
+
+
+def test_simulation_based_calibration_of_the_compiled_sampler():
+    n_items, n_annotators, C = 40, 4, 3
+    beta = ds.confusion_concentration(C, (4.0, 1.0))
+
+    def simulate(rng):
+        pi = rng.dirichlet(np.ones(C))
+        theta = np.stack([[rng.dirichlet(beta[c]) for c in range(C)] for _ in range(n_annotators)])
+        z = rng.choice(C, n_items, p=pi)
+        item = np.repeat(np.arange(n_items), n_annotators)
+        annotator = np.tile(np.arange(n_annotators), n_items)
+        label = (rng.random((item.size, 1)) > np.cumsum(theta[annotator, z[item]], axis=1)).sum(1)
+        labels = Labels(item=item, annotator=annotator, label=np.minimum(label, C - 1),
+                        items=np.arange(n_items), annotators=np.arange(n_annotators),
+                        classes=np.arange(C))
+        return {"class_prior": pi, "confusion": theta}, labels
+
+    result = simulation_based_calibration(lambda labels: ds.build(labels), simulate,
+                                          var_names=["class_prior", "confusion"],
+                                          n_simulations=150, draws=400, chains=2, thin=8,
+                                          seed=11, log_likelihood=False)
+    for name, p in result.p_values(bins=10).items():
+        assert p > 1e-3, (name, p)
+
+
+def test_memory_guard_computes_plausibilities_when_read_or_refuses():
+    labels = labels_of(n_items=200, seed=8)
+    model = ds.build(labels)
+    per_draw = 8 * (5 + labels.n_annotators * 25 + 1)
+    budget = 2 * 100 * (per_draw + 4 * labels.n_items * 5) // 3  # parameters fit, plausibilities not
+    with pytest.warns(UserWarning, match="computed from the stored parameters when read"):
+        lazy = pl.sample(model, draws=100, chains=2, seed=0, memory_budget=budget,
+                         check_convergence=False, log_likelihood=False)
+    assert lazy.posterior.attrs["lazy_plausibility"] == 1
+    stored = pl.sample(model, draws=100, chains=2, seed=0, check_convergence=False,
+                       log_likelihood=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        np.testing.assert_allclose(pl.metrics.posterior_mean(lazy).values,
+                                   pl.metrics.posterior_mean(stored).values, rtol=1e-6)
+    with pytest.raises(MemoryBudgetError, match="2 chains x 100 draws of this model would take"):
+        pl.sample(model, draws=100, chains=2, memory_budget=per_draw)
