@@ -149,7 +149,12 @@ def test_memory_guard_computes_plausibilities_when_read_or_refuses():
     with pytest.warns(UserWarning, match="computed from the stored parameters when read"):
         lazy = pl.sample(model, draws=100, chains=2, seed=0, memory_budget=budget,
                          check_convergence=False, log_likelihood=False)
-    assert lazy.posterior.attrs["lazy_plausibility"] == 1
+    assert lazy.posterior.attrs["computed_when_read"] == "plausibility"
+    report = pl.diagnostics.convergence_report(lazy)  # does not recompute every draw
+    assert report.table.loc["plausibility", "status"] == "not assessed"
+    assert "computed from the stored parameters" in report.table.loc["plausibility", "reason"]
+    assert pl.diagnostics.convergence_report(lazy, var_names=["plausibility"]).table.loc[
+        "plausibility", "status"] in ("converged", "not converged")
     stored = pl.sample(model, draws=100, chains=2, seed=0, check_convergence=False,
                        log_likelihood=False)
     with warnings.catch_warnings():

@@ -8,7 +8,9 @@ element of the variable. The estimators are :mod:`plausible.diagnostics.estimato
 A report never claims what it did not measure. A variable is **not assessed** when R-hat and
 ESS cannot be computed: fewer than :data:`MIN_CHAINS` chains or :data:`MIN_DRAWS` draws per
 chain, no elements (a trace of 0 items), or every element constant over the draws (e.g. a
-plausibility fixed at 0). A trace of exact independent posterior draws (the batched exact
+plausibility fixed at 0), or, unless asked for by name, computed from other variables each
+time it is read (named, comma-separated, in the posterior's ``computed_when_read`` attribute: Dawid–Skene's
+plausibilities past the memory budget). A trace of exact independent posterior draws (the batched exact
 route, ``sample_stats.attrs["independent_draws"]``) has no Markov chain to converge: its
 variables are reported as ``exact draws``, and its Monte Carlo error is that of independent
 draws (ESS = number of draws).
@@ -131,9 +133,15 @@ def convergence_report(
     if n_draws < MIN_DRAWS:
         too_few.append(f"{n_draws} draws per chain (needs >= {MIN_DRAWS})")
     rows = {}
+    computed_when_read = (set(posterior.attrs.get("computed_when_read", "").split(","))
+                          if var_names is None else set())
     for name in names:
         da = posterior[name]
-        if exact:
+        if name in computed_when_read:
+            rows[name] = _row(NOT_ASSESSED, "computed from the stored parameters when read: "
+                                            f"var_names=['{name}'] assesses it (recomputing "
+                                            "every draw)")
+        elif exact:
             rows[name] = _row(EXACT, "independent draws")
         elif too_few:
             rows[name] = _row(NOT_ASSESSED, "; ".join(too_few))

@@ -17,11 +17,12 @@ The plausibility of a kept draw is ``p_i`` of its step 2, computed from that dra
 **Storage.** ``posterior/class_prior (chain, draw, class)`` and ``posterior/confusion
 (chain, draw, annotator, class, label_class)`` float64, as the PyMC build names them, and
 ``posterior/plausibility (chain, draw, item, class)`` float32: written by the sweep
-(``lazy=False``), or, when it would not fit in memory (``lazy=True``; :func:`plausible.sample`
-decides from the memory budget), a dask array computed from the stored parameters block by
-block when read (:func:`~plausible.inference.dawid_skene_kernel.plausibility_kernel`; the
-blocks are those the metrics read, :func:`plausible.metrics.chunks.chunk_steps`), so a
-trace of 500,000 items x 1000 draws holds 100 MB of parameters instead of 10 GB. The drawn
+(``lazy=False``), or, when it would not fit in memory (``lazy=True``, named in the
+posterior's ``computed_when_read`` attribute; :func:`plausible.sample` decides from the
+memory budget), a dask array computed from the stored parameters block by block when read
+(:func:`~plausible.inference.dawid_skene_kernel.plausibility_kernel`; the blocks are those
+the metrics read, :func:`plausible.metrics.chunks.chunk_steps`), so a trace of 500,000
+items x 1000 draws holds 100 MB of parameters instead of 10 GB. The drawn
 classes are not stored (the plausibilities carry more information).
 ``sample_stats/classes_changed (chain, draw)`` counts the items whose class moved in the
 sweep.
@@ -205,7 +206,7 @@ def sample_dawid_skene(labels: Labels, *, confusion_concentration: np.ndarray,
          "plausibility": (("chain", "draw", "item", "class"), plausibility)},
         coords=coords,
         attrs={"sampler": "plausible.inference.dawid_skene_sampler", "tune": tune, "thin": thin,
-               "lazy_plausibility": int(lazy)})
+               "computed_when_read": "plausibility" if lazy else ""})
     constant = xr.Dataset(
         {"reliability": gamma,
          "confusion_concentration": (("class", "label_class"), np.asarray(

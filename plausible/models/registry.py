@@ -74,7 +74,7 @@ ENTRIES = (
                "Carpenter's hierarchical Beta sensitivities and specificities, exact Gibbs",
                classes="binary", replicate=annotator_beta.replicate_labels),
     ModelEntry("dawid-skene", dawid_skene.build, "labels", "tempering", False,
-               "Bayesian Dawid-Skene: a confusion matrix per annotator, exact Gibbs",
+               "Bayesian Dawid-Skene: a confusion matrix per annotator, exact Gibbs (compiled)",
                replicate=dawid_skene.replicate_labels),
     ModelEntry("hierarchical-dawid-skene", dawid_skene.build_hierarchical, "labels",
                "tempering", False,
