@@ -18,7 +18,10 @@ sufficient statistics current: ``counts[r, c]`` (labels of code ``r`` on items o
 ``c``) and ``class_counts[c]``, updated only for items whose class changed — in a typical
 sweep few do, so the counts cost almost nothing. :func:`count_labels` builds them from
 scratch. :func:`plausibility_kernel` evaluates ``p_i`` for many stored draws at once (the
-lazily computed plausibilities of :mod:`plausible.inference.dawid_skene_sampler`).
+lazily computed plausibilities of :mod:`plausible.inference.dawid_skene_sampler`),
+:func:`class_log_likelihood_kernel` ``L`` itself and :func:`marginal_log_likelihood_kernel`
+the per-item log-likelihood ``logsumexp_c(log pi_c + gamma L[i, c])`` (``az.loo``; every
+member of the family, through its confusion matrices).
 
 Nothing here is compiled with fast-math (see :mod:`plausible.maths.logspace`): a seed gives
 the same draws on every machine.
@@ -31,7 +34,7 @@ import math
 import numba
 import numpy as np
 
-from plausible.maths.logspace import exp_nonpositive, log_gamma_draw
+from plausible.maths.logspace import exp_nonpositive, log_gamma_draw, tempered_logsumexp
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -226,4 +229,32 @@ def plausibility_kernel(log_pi, table, gamma, offsets, code, start, stop):  # pr
             for i in range(a, b):
                 for c in range(n_classes):
                     out[s, i - start, c] = buffer[i - a, c] / totals[i - a]
+    return out
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def class_log_likelihood_kernel(table, offsets, code):  # pragma: no cover - compiled
+    """``L (sample, item, class)`` from ``table (sample, code, class)``; parallel over
+    samples."""
+    n_samples, _, n_classes = table.shape
+    n_items = offsets.size - 1
+    out = np.empty((n_samples, n_items, n_classes))
+    for s in numba.prange(n_samples):
+        for i in range(n_items):
+            _accumulate(table[s], code, offsets[i], offsets[i + 1], out[s, i])
+    return out
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def marginal_log_likelihood_kernel(log_pi, table, gamma, offsets, code):  # pragma: no cover
+    """``logsumexp_c(log_pi[s, c] + gamma L[s, i, c])`` ``(sample, item)`` without holding
+    ``L``; parallel over samples."""
+    n_samples, n_classes = log_pi.shape
+    n_items = offsets.size - 1
+    out = np.empty((n_samples, n_items))
+    for s in numba.prange(n_samples):
+        row = np.empty(n_classes)
+        for i in range(n_items):
+            _accumulate(table[s], code, offsets[i], offsets[i + 1], row)
+            out[s, i] = tempered_logsumexp(row, log_pi[s], gamma)
     return out

@@ -76,7 +76,6 @@ observed design.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
@@ -87,11 +86,11 @@ from scipy.special import logsumexp
 from plausible.data.labels import Labels
 from plausible.data.validation import positive, positive_integer
 from plausible.diagnostics.annotation_predictive import thinned_draws
+from plausible.inference import dawid_skene_kernel as kernel
 from plausible.inference.confusion_rows_gibbs import ConfusionRowsGibbs, MaceGibbs, OneCoinGibbs
-from plausible.inference.dawid_skene_sampler import sample_dawid_skene
+from plausible.inference.dawid_skene_sampler import Design, sample_dawid_skene
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood, declare_sampler
 from plausible.inference.difficulty_gibbs import ClassGibbs
-from plausible.maths.logspace import tempered_logsumexp
 from plausible.metrics.chunks import iter_sample_blocks
 from plausible.models.difficulty import add_class_layer, check_labels, coords, majority_vote
 
@@ -299,54 +298,13 @@ def _arrays(posterior, chain, draw):
             confusion_draws(posterior, chain, draw))
 
 
-@numba.njit(parallel=True, nogil=True, cache=True)
-def _class_log_likelihoods(log_theta, offsets, annotator, label):  # pragma: no cover - compiled
-    """``L (sample, item, class)`` from ``log theta (sample, annotator, class, label_class)``
-    and the labels grouped by item (``offsets (item + 1,)``); parallel over samples."""
-    n_samples, n_classes = log_theta.shape[0], log_theta.shape[2]
-    n_items = offsets.size - 1
-    L = np.zeros((n_samples, n_items, n_classes))
-    for s in numba.prange(n_samples):
-        for i in range(n_items):
-            for k in range(offsets[i], offsets[i + 1]):
-                for c in range(n_classes):
-                    L[s, i, c] += log_theta[s, annotator[k], c, label[k]]
-    return L
-
-
-@numba.njit(parallel=True, nogil=True, cache=True)
-def _marginal_log_likelihoods(log_pi, log_theta, gamma, offsets, annotator,
-                              label):  # pragma: no cover - compiled
-    """``logsumexp_c(log pi[s, c] + gamma L[s, i, c])``, ``(sample, item)``, without holding
-    ``L``; parallel over samples."""
-    n_samples, n_classes = log_pi.shape
-    n_items = offsets.size - 1
-    out = np.empty((n_samples, n_items))
-    for s in numba.prange(n_samples):
-        row = np.empty(n_classes)
-        for i in range(n_items):
-            for c in range(n_classes):
-                row[c] = 0.0
-            for k in range(offsets[i], offsets[i + 1]):
-                for c in range(n_classes):
-                    row[c] += log_theta[s, annotator[k], c, label[k]]
-            out[s, i] = tempered_logsumexp(row, log_pi[s], gamma)
-    return out
-
-
-def _by_item(labels: Labels):
-    """``(offsets (item + 1,), annotator, label)`` of the labels in item order."""
-    order = np.argsort(labels.item, kind="stable")
-    offsets = np.r_[0, np.cumsum(np.bincount(labels.item, minlength=labels.n_items))]
-    return offsets, labels.annotator[order], labels.label[order]
-
-
 def class_log_likelihood(labels: Labels, theta: np.ndarray) -> np.ndarray:
     """``L (sample, item, class)``, ``L[s, i, c] = sum_{k: i_k = i} log theta[s, j_k, c, x_k]``,
     for confusion matrices ``theta (sample, annotator, class, label_class)``."""
+    design = Design(labels)
     with np.errstate(divide="ignore"):
-        log_theta = np.log(np.ascontiguousarray(theta, dtype=np.float64))
-    return _class_log_likelihoods(log_theta, *_by_item(labels))
+        table = design.table(np.log(np.asarray(theta, dtype=np.float64)))
+    return kernel.class_log_likelihood_kernel(table, design.offsets, design.code)
 
 
 def log_likelihood(trace, labels: Labels) -> xr.DataArray:
@@ -357,13 +315,14 @@ def log_likelihood(trace, labels: Labels) -> xr.DataArray:
     shape = (posterior.sizes["chain"], posterior.sizes["draw"])
     out = np.empty((shape[0] * shape[1], labels.n_items))
     width = labels.n_items + labels.n_annotators * labels.n_classes ** 2
-    grouped = _by_item(labels)
+    design = Design(labels)
     for samples, (chain, draw) in iter_sample_blocks(shape, width):
         pi, theta = _arrays(posterior, chain, draw)
         with np.errstate(divide="ignore"):
             log_pi = np.log(pi.reshape(-1, labels.n_classes))
-            log_theta = np.log(theta.reshape(-1, *theta.shape[-3:]))
-        out[samples] = _marginal_log_likelihoods(log_pi, log_theta, gamma, *grouped)
+            table = design.table(np.log(theta.reshape(-1, *theta.shape[-3:])))
+        out[samples] = kernel.marginal_log_likelihood_kernel(log_pi, table, gamma,
+                                                             design.offsets, design.code)
     return xr.DataArray(out.reshape(*shape, labels.n_items), dims=("chain", "draw", "item"),
                         coords={"chain": posterior["chain"].values,
                                 "draw": posterior["draw"].values, "item": labels.items})
