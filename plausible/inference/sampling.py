@@ -40,7 +40,7 @@ from plausible.diagnostics.convergence import convergence_report
 from plausible.inference.declarations import declared_gibbs, declared_log_likelihood, declared_sampler
 from plausible.inference.exact import CANDIDATE_DTYPE, candidate_form, covers_exactly, sample_exact
 from plausible.inference import memory
-from plausible.metrics.storage import candidate_nbytes, dense_nbytes
+from plausible.metrics.storage import candidate_nbytes
 
 STORAGES = ("auto", "dense", "candidate")
 
