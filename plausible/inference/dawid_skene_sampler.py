@@ -50,6 +50,7 @@ import xarray as xr
 from plausible.data.labels import Labels
 from plausible.inference import dawid_skene_kernel as kernel
 from plausible.inference.chains import available_cores, run_chains
+from plausible.inference.difficulty_slice import LabelGroups
 from plausible.metrics.chunks import chunk_steps
 from plausible.metrics.storage import Layout
 
@@ -65,9 +66,9 @@ class Design:
 
     def __init__(self, labels: Labels):
         C = labels.n_classes
-        order = np.argsort(labels.item, kind="stable")
-        self.offsets = np.r_[0, np.cumsum(np.bincount(labels.item, minlength=labels.n_items))]
-        self.code = (labels.annotator[order] * C + labels.label[order]).astype(np.int32)
+        by_item = LabelGroups.by(labels.item, labels.annotator, labels.label, labels.n_items)
+        self.offsets = by_item.offsets
+        self.code = (by_item.partner * C + by_item.label).astype(np.int32)
         self.n_items, self.n_annotators, self.n_classes = (labels.n_items, labels.n_annotators, C)
 
     def parts(self, n_parts: int) -> list[tuple[int, int]]:
