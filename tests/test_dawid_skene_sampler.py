@@ -10,11 +10,12 @@ import warnings
 import numpy as np
 import pytest
 from scipy import stats
-from scipy.special import softmax
+from scipy.special import gammaln, softmax
 
 import plausible as pl
 from plausible.data.labels import Labels
 from plausible.inference import dawid_skene_kernel as kernel
+from plausible.inference import dawid_skene_members as members
 from plausible.inference.dawid_skene_sampler import Design, sample_dawid_skene
 from plausible.inference.memory import MemoryBudgetError
 from plausible.inference.sbc import simulation_based_calibration
@@ -94,18 +95,29 @@ def test_class_draws_follow_the_posterior():
     assert stats.chi2.sf(chi2, keep.sum() - labels.n_items) > 1e-3
 
 
-def run(labels, **options):
-    beta = ds.confusion_concentration(labels.n_classes, (4.0, 1.0))
-    return sample_dawid_skene(labels, confusion_concentration=beta,
+def member_of(name, labels):
+    """The annotator half-sweep of each member, at its builder's default priors."""
+    C = labels.n_classes
+    beta = ds.confusion_concentration(C, (4.0, 1.0))
+    return {"dawid-skene": members.FullConfusion(beta),
+            "one-coin": members.OneCoin((4.0, 1.0)),
+            "mace": members.Mace((2.0, 1.0), np.ones(C), 1),
+            "hierarchical": members.Hierarchical(beta, (2.0, 0.1), np.full((C, C), 1 / C))}[name]
+
+
+def run(labels, member="dawid-skene", **options):
+    return sample_dawid_skene(labels, member=member_of(member, labels),
                               class_concentration=np.ones(labels.n_classes), **options)
 
 
-def test_lazy_plausibilities_equal_the_stored_ones_and_threads_do_not_change_draws():
+@pytest.mark.parametrize("member", ["dawid-skene", "one-coin", "mace", "hierarchical"])
+def test_lazy_plausibilities_equal_the_stored_ones_and_threads_do_not_change_draws(member):
     labels = labels_of(n_items=700, seed=6)
-    stored = run(labels, draws=30, tune=5, chains=2, seed=3, cores=1)
-    lazy = run(labels, draws=30, tune=5, chains=2, seed=3, cores=2, lazy=True)
-    split = run(labels, draws=30, tune=5, chains=1, seed=3, cores=2)  # items split over threads
-    for name in ("class_prior", "confusion"):
+    stored = run(labels, member, draws=30, tune=5, chains=2, seed=3, cores=1)
+    lazy = run(labels, member, draws=30, tune=5, chains=2, seed=3, cores=2, lazy=True)
+    split = run(labels, member, draws=30, tune=5, chains=1, seed=3, cores=2)  # items in threads
+    names = ["class_prior", *member_of(member, labels).stored(1, 2)]
+    for name in names:
         np.testing.assert_array_equal(stored.posterior[name], lazy.posterior[name])
         np.testing.assert_array_equal(stored.posterior[name][:1], split.posterior[name])
     assert lazy.posterior["plausibility"].chunks is not None  # computed when read
@@ -163,3 +175,32 @@ def test_memory_guard_computes_plausibilities_when_read_or_refuses():
                                    pl.metrics.posterior_mean(stored).values, rtol=1e-6)
     with pytest.raises(MemoryBudgetError, match="2 chains x 100 draws of this model would take"):
         pl.sample(model, draws=100, chains=2, memory_budget=per_draw)
+
+
+def test_population_density_is_the_rows_integrated_out_with_the_priors():
+    """The hierarchical member's slice target, coordinate by coordinate, against scipy's
+    Dirichlet-multinomial ``B(alpha + n) / B(alpha)`` with ``alpha = kappa g / sum g`` and the
+    Gamma priors of ``kappa`` and ``g`` on the log scale (equal up to one constant)."""
+    rng = np.random.default_rng(4)
+    C, shape, rate = 3, 2.0, 0.1
+    beta = np.array([4.0, 1.0, 1.0])
+    counts = 1.5 * rng.integers(0, 6, size=(7, C)).astype(float)  # tempered counts
+    counts[2] = 0.0  # an annotator without labels on the class contributes nothing
+
+    def direct(v):
+        kappa, g = np.exp(v[0]), np.exp(v[1:])
+        alpha = kappa * g / g.sum()
+        rows = sum(gammaln(alpha + n).sum() - gammaln(alpha).sum() + gammaln(kappa)
+                   - gammaln(kappa + n.sum()) for n in counts)
+        return (rows + stats.gamma.logpdf(kappa, shape, scale=1 / rate) + v[0]
+                + (stats.gamma.logpdf(g, beta) + v[1:]).sum())
+
+    v = rng.normal(size=C + 1)
+    differences = []
+    for k in range(C + 1):
+        for x in (-1.0, 0.3, 2.0):
+            moved = v.copy()
+            moved[k] = x
+            differences.append(members.population_log_density(x, k, v, counts, beta, shape,
+                                                               rate) - direct(moved))
+    assert np.ptp(differences) < 1e-9

@@ -10,9 +10,10 @@ holds every class's term of a label. Item ``i``'s class log-likelihood is then `
 sum_{k in item i} T[r_k, c]`` (:func:`_accumulate`), summed label by label in their stored
 order, and its class posterior ``p_i = softmax(log pi + gamma L[i])``.
 
-:func:`draw_parameters` draws every confusion row and the prevalence from their conjugate
-Dirichlets (on the log scale, finite for tiny concentrations) straight into the table, and the
-sweep's uniforms. :func:`class_sweep` draws ``z_i ~ p_i`` for a range of items by inverse CDF from the caller's
+:func:`draw_rows` draws every confusion row of full Dawid–Skene from its conjugate Dirichlet
+(on the log scale, finite for tiny concentrations) straight into the table (the other members
+draw theirs in :mod:`plausible.inference.dawid_skene_members`); :func:`draw_class_prior` the
+prevalence and the sweep's uniforms. :func:`class_sweep` draws ``z_i ~ p_i`` for a range of items by inverse CDF from the caller's
 uniforms (so the draws do not depend on how items are split between threads) and keeps the
 sufficient statistics current: ``counts[r, c]`` (labels of code ``r`` on items of class
 ``c``) and ``class_counts[c]``, updated only for items whose class changed — in a typical
@@ -129,13 +130,10 @@ def _log_dirichlet(rng, concentration, out):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, nogil=True)
-def draw_parameters(rng, counts, class_counts, beta, a, gamma, table, log_pi,
-                    u):  # pragma: no cover - compiled
-    """One parameter half-sweep from the generator ``rng``: ``table[j C + x, c] = log
-    theta_j[c, x]`` with ``theta_j[c] ~ Dirichlet(beta[c] + gamma n_j[c, :])``, ``n`` the
-    sum over parts of ``counts (part, code, class)``; ``log_pi = log pi``, ``pi ~
-    Dirichlet(a + m)``, ``m`` the sum of ``class_counts (part, class)``; then ``u`` filled
-    with uniforms for the class draws."""
+def draw_rows(rng, counts, beta, gamma, table):  # pragma: no cover - compiled
+    """Full Dawid–Skene's annotator half-sweep from the generator ``rng``: ``table[j C + x,
+    c] = log theta_j[c, x]`` with ``theta_j[c] ~ Dirichlet(beta[c] + gamma n_j[c, :])``,
+    ``n`` the sum over parts of ``counts (part, code, class)``."""
     n_parts, n_codes, n_classes = counts.shape
     row = np.empty(n_classes)
     concentration = np.empty(n_classes)
@@ -149,6 +147,14 @@ def draw_parameters(rng, counts, class_counts, beta, a, gamma, table, log_pi,
             _log_dirichlet(rng, concentration, row)
             for x in range(n_classes):
                 table[j * n_classes + x, c] = row[x]
+
+
+@numba.njit(cache=True, nogil=True)
+def draw_class_prior(rng, class_counts, a, log_pi, u):  # pragma: no cover - compiled
+    """``log_pi = log pi``, ``pi ~ Dirichlet(a + m)``, ``m`` the sum of ``class_counts (part,
+    class)``; then ``u`` filled with uniforms for the class draws."""
+    n_parts, n_classes = class_counts.shape
+    concentration = np.empty(n_classes)
     for c in range(n_classes):
         m = 0
         for p in range(n_parts):

@@ -1,12 +1,15 @@
-"""Compiled exact Gibbs sampler of Bayesian Dawid–Skene, for millions of labels.
+"""Compiled exact Gibbs sampler of the Bayesian Dawid–Skene family, for millions of labels.
 
-The same Gibbs scan as the PyMC build of :func:`plausible.models.dawid_skene.build` (every
+The same Gibbs scan as the PyMC builds of :mod:`plausible.models.dawid_skene` (every
 conditional exact), without PyMC's per-draw loop. One sweep of a chain:
 
-1. ``theta_j[c] | z ~ Dirichlet(beta_c + gamma n_j[c, :])`` for every annotator and row, and
-   ``pi | z ~ Dirichlet(a + m)`` (``n_j[c, x]``: annotator ``j``'s labels ``x`` on items of
-   class ``c``; ``m_c``: items of class ``c``), drawn on the log scale
-   (:func:`~plausible.inference.dawid_skene_kernel.draw_parameters`);
+1. the annotator parameters given the classes, through the counts ``n_j[c, x]`` (annotator
+   ``j``'s labels ``x`` on items of class ``c``), by the model's member of
+   :mod:`plausible.inference.dawid_skene_members` (full Dawid–Skene: ``theta_j[c] | z ~
+   Dirichlet(beta_c + gamma n_j[c, :])`` for every annotator and row, compiled; one-coin, MACE
+   and the hierarchical model likewise), then ``pi | z ~ Dirichlet(a + m)`` (``m_c``: items
+   of class ``c``), drawn on the log scale
+   (:func:`~plausible.inference.dawid_skene_kernel.draw_class_prior`);
 2. ``z_i | pi, theta ~ p_i = softmax(log pi + gamma L[i])`` for every item
    (:func:`~plausible.inference.dawid_skene_kernel.class_sweep`), which also keeps ``n`` and
    ``m`` current.
@@ -14,8 +17,9 @@ conditional exact), without PyMC's per-draw loop. One sweep of a chain:
 The plausibility of a kept draw is ``p_i`` of its step 2, computed from that draw's ``pi`` and
 ``theta``: Rao-Blackwellised, and a function of the stored parameters.
 
-**Storage.** ``posterior/class_prior (chain, draw, class)`` and ``posterior/confusion
-(chain, draw, annotator, class, label_class)`` float64, as the PyMC build names them, and
+**Storage.** ``posterior/class_prior (chain, draw, class)`` and the member's parameters
+(full Dawid–Skene: ``confusion (chain, draw, annotator, class, label_class)``) float64, as
+the PyMC builds name them, and
 ``posterior/plausibility (chain, draw, item, class)`` float32: written by the sweep
 (``lazy=False``), or, when it would not fit in memory (``lazy=True``, named in the
 posterior's ``computed_when_read`` attribute; :func:`plausible.sample` decides from the
@@ -94,12 +98,12 @@ class Design:
         return shares / shares.sum(axis=1, keepdims=True)
 
 
-def _run_chain(design, parts, chain_seed, pi_out, theta_out, plaus_out, changed_out, pool, *,
-               beta, a, gamma, draws, tune, thin, stop=None):
+def _run_chain(design, parts, chain_seed, pi_out, values_out, plaus_out, changed_out, pool, *,
+               member, a, gamma, draws, tune, thin, stop=None):
     """Warm-up and kept sweeps of one chain (module docstring), writing draw ``d`` into
-    ``pi_out[0, d]``, ``theta_out[0, d]``, ``plaus_out[0, d]`` (when it has draws) and
-    ``changed_out[0, d]``; its item ``parts`` run on ``pool`` (threads) when there is one.
-    Returns early once ``stop`` is set."""
+    ``pi_out[0, d]``, ``values_out[name][0, d]`` (the member's stored variables),
+    ``plaus_out[0, d]`` (when it has draws) and ``changed_out[0, d]``; its item ``parts`` run
+    on ``pool`` (threads) when there is one. Returns early once ``stop`` is set."""
     rng = np.random.default_rng(chain_seed)
     C, N = design.n_classes, design.n_items
     cumulative = np.cumsum(design.label_shares(), axis=1)
@@ -112,12 +116,14 @@ def _run_chain(design, parts, chain_seed, pi_out, theta_out, plaus_out, changed_
     no_store = np.empty((0, C), dtype=np.float32)
     table = np.empty((design.n_annotators * C, C))
     log_pi, u = np.empty(C), np.empty(N)
+    state = member.start(design.n_annotators, C)
     for it in range(tune + draws * thin):
         if stop is not None and stop.is_set():
             return
         kept = it >= tune and (it - tune + 1) % thin == 0
         d = (it - tune) // thin
-        kernel.draw_parameters(rng, counts, class_counts, beta, a, gamma, table, log_pi, u)
+        state = member.draw(rng, counts, gamma, table, state)
+        kernel.draw_class_prior(rng, class_counts, a, log_pi, u)
         out = plaus_out[0, d] if kept and plaus_out.shape[1] else no_store
         sweep = functools.partial(kernel.class_sweep, design.offsets, design.code, table, log_pi,
                                   gamma, u, z)
@@ -130,14 +136,15 @@ def _run_chain(design, parts, chain_seed, pi_out, theta_out, plaus_out, changed_
                            for p, (start, stop_) in enumerate(parts)])
         if kept:
             pi_out[0, d] = np.exp(log_pi)
-            theta_out[0, d] = np.exp(table.reshape(design.n_annotators, C, C).swapaxes(1, 2))
+            for name, value in member.values(table, state).items():
+                values_out[name][0, d] = value
             changed_out[0, d] = changed
 
 
-def _lazy_plausibility(design, pi, theta, gamma, dtype) -> da.Array:
+def _lazy_plausibility(design, pi, values, member, gamma, dtype) -> da.Array:
     """``(chain, draw, item, class)`` dask array of the class posteriors at the stored
-    ``pi (chain, draw, class)`` and ``theta (chain, draw, annotator, class, label_class)``,
-    chunked as the metrics read it."""
+    ``pi (chain, draw, class)`` and the member's stored ``values`` (name: ``(chain, draw,
+    ...)``), chunked as the metrics read it."""
     chains, draws, C = pi.shape
     lay = Layout(("chain", "draw"), (chains, draws), design.n_items, C)
     draw_step, item_step = chunk_steps(lay, C)
@@ -146,7 +153,8 @@ def _lazy_plausibility(design, pi, theta, gamma, dtype) -> da.Array:
         (c0, c1), (d0, d1), (i0, i1), _ = block_info[None]["array-location"]
         with np.errstate(divide="ignore"):
             log_pi = np.log(pi[c0, d0:d1])
-            table = design.table(np.log(theta[c0, d0:d1]))
+            theta = member.confusion({name: v[c0, d0:d1] for name, v in values.items()}, C)
+            table = design.table(np.log(theta))
         return kernel.plausibility_kernel(log_pi, table, gamma, design.offsets, design.code,
                                           i0, i1)[None].astype(dtype, copy=False)
 
@@ -159,14 +167,15 @@ def _steps(n: int, step: int) -> tuple[int, ...]:
     return tuple(min(step, n - a) for a in range(0, n, step))
 
 
-def sample_dawid_skene(labels: Labels, *, confusion_concentration: np.ndarray,
-                       class_concentration: np.ndarray, reliability: float = 1.0,
+def sample_dawid_skene(labels: Labels, *, member, class_concentration: np.ndarray,
+                       reliability: float = 1.0, constant_data: dict | None = None,
                        draws: int = 1000, tune: int = DEFAULT_TUNE, chains: int = 4,
                        seed: int | None = None, cores: int | None = None, thin: int = 1,
                        lazy: bool = False, dtype=np.float32) -> xr.DataTree:
-    """Sample Bayesian Dawid–Skene (module docstring) for ``labels``: ``confusion_concentration
-    beta (class, label_class)``, ``class_concentration a (class,)``, ``reliability gamma >
-    0``. ``lazy``: compute the plausibilities from the stored parameters when read instead of
+    """Sample a member of the Bayesian Dawid–Skene family (module docstring) for ``labels``:
+    ``member`` one of :mod:`plausible.inference.dawid_skene_members`, ``class_concentration a
+    (class,)``, ``reliability gamma > 0``; ``constant_data`` (name: ``(dims, values)``)
+    written to the trace's ``constant_data`` beside the reliability. ``lazy``: compute the plausibilities from the stored parameters when read instead of
     storing them. ``cores``: threads (default ``min(chains, CPUs)``, or all CPUs split over
     the chains' items when there are more CPUs than chains); the draws do not depend on it.
     Returns the trace described in the module docstring."""
@@ -178,17 +187,19 @@ def sample_dawid_skene(labels: Labels, *, confusion_concentration: np.ndarray,
     parts = design.parts(n_parts)
     C, J = design.n_classes, design.n_annotators
     pi_out = np.empty((chains, draws, C))
-    theta_out = np.empty((chains, draws, J, C, C))
+    stored = member.stored(J, C)
+    values_out = {name: np.empty((chains, draws, *shape)) for name, (_, shape) in stored.items()}
     plaus_out = np.empty((chains, 0 if lazy else draws, design.n_items, C), dtype=dtype)
     changed_out = np.zeros((chains, draws), dtype=np.int64)
     gamma = float(reliability)
     pools = [ThreadPoolExecutor(max_workers=len(parts)) if len(parts) > 1 else None
              for _ in range(chains)]
     try:
-        run = functools.partial(_run_chain, design, parts, beta=np.asarray(confusion_concentration,
-                                dtype=np.float64), a=np.asarray(class_concentration, dtype=np.float64),
+        run = functools.partial(_run_chain, design, parts, member=member,
+                                a=np.asarray(class_concentration, dtype=np.float64),
                                 gamma=gamma, draws=draws, tune=tune, thin=thin)
-        jobs = [(seed_c, pi_out[c:c + 1], theta_out[c:c + 1], plaus_out[c:c + 1],
+        jobs = [(seed_c, pi_out[c:c + 1], {name: v[c:c + 1] for name, v in values_out.items()},
+                 plaus_out[c:c + 1],
                  changed_out[c:c + 1], pools[c]) for c, seed_c in
                 enumerate(np.random.SeedSequence(seed).spawn(chains))]
         run_chains(run, jobs, min(chains, available))
@@ -196,23 +207,21 @@ def sample_dawid_skene(labels: Labels, *, confusion_concentration: np.ndarray,
         for pool in pools:
             if pool is not None:
                 pool.shutdown()
-    plausibility = (_lazy_plausibility(design, pi_out, theta_out, gamma, dtype) if lazy
+    plausibility = (_lazy_plausibility(design, pi_out, values_out, member, gamma, dtype) if lazy
                     else plaus_out)
     coords = {"chain": np.arange(chains), "draw": np.arange(draws), "item": labels.items,
               "class": labels.classes, "annotator": labels.annotators,
               "label_class": labels.classes}
     posterior = xr.Dataset(
         {"class_prior": (("chain", "draw", "class"), pi_out),
-         "confusion": (("chain", "draw", "annotator", "class", "label_class"), theta_out),
+         **{name: (("chain", "draw", *dims), values_out[name])
+            for name, (dims, _) in stored.items()},
          "plausibility": (("chain", "draw", "item", "class"), plausibility)},
         coords=coords,
         attrs={"sampler": "plausible.inference.dawid_skene_sampler", "tune": tune, "thin": thin,
                "computed_when_read": "plausibility" if lazy else ""})
-    constant = xr.Dataset(
-        {"reliability": gamma,
-         "confusion_concentration": (("class", "label_class"), np.asarray(
-             confusion_concentration, dtype=np.float64))},
-        coords={"class": labels.classes, "label_class": labels.classes})
+    constant = xr.Dataset({"reliability": gamma, **(constant_data or {})},
+                          coords={"class": labels.classes, "label_class": labels.classes})
     stats = xr.Dataset({"classes_changed": (("chain", "draw"), changed_out)},
                        coords={"chain": coords["chain"], "draw": coords["draw"]})
     return xr.DataTree.from_dict({"posterior": posterior, "sample_stats": stats,

@@ -22,10 +22,11 @@ counts(z))`` (:class:`~plausible.inference.difficulty_gibbs.ClassGibbs`); ``thet
 Dirichlet(beta_c + gamma n_j[c, :])`` for every annotator and row at once
 (:class:`~plausible.inference.confusion_rows_gibbs.ConfusionRowsGibbs`). ``gibbs=False`` sums
 the classes out and runs NUTS on ``pi`` and ``theta`` (the independent check). By default
-:func:`plausible.sample` runs the Gibbs build's scan in a compiled sampler
+:func:`plausible.sample` runs the Gibbs build's scan of every member in a compiled sampler
 (:mod:`plausible.inference.dawid_skene_sampler`: about 5 ms a sweep for a million labels,
 plausibilities computed from the stored parameters when storing them would not fit in
-memory); ``compiled=False`` keeps PyMC's loop with the declared steps.
+memory); ``compiled=False`` keeps PyMC's loop with the declared steps (the steps' own closed
+form checks; the compiled members are checked against NUTS).
 
 **Plausibility** is Rao-Blackwellised: per draw the class posterior ``P(z_i | pi, theta, x)``,
 not the drawn class.
@@ -40,9 +41,15 @@ larger diagonal), favoured by the diagonal prior; chains start with ``z`` at the
 ``theta_j[c] ~ Dirichlet(kappa_c mu_c)`` with a population confusion matrix ``mu_c ~
 Dirichlet(beta_c)`` (the same diagonal prior) and a concentration per true class ``kappa_c ~
 Gamma(2, 0.1)`` (mean 20: an annotator's row weighs like about twenty labels against the
-population's; wide enough to let the data pool strongly or barely). The rows stay exact Gibbs
-given ``(kappa, mu)`` (the step reads ``kappa_c mu_c`` at the current point); ``kappa`` and
-``mu`` are drawn by NUTS in the same run.
+population's; wide enough to let the data pool strongly or barely). The compiled sampler
+draws ``(kappa, mu)`` given the classes with every annotator's row integrated out (slice
+updates of a Dirichlet-multinomial target,
+:class:`~plausible.inference.dawid_skene_members.Hierarchical`), then the rows exactly: no
+funnel between the concentration and the rows. With ``compiled=False`` the rows stay exact
+Gibbs given ``(kappa, mu)`` (the step reads ``kappa_c mu_c`` at the current point) and
+``kappa``, ``mu`` are drawn by NUTS given the rows, which crosses that funnel slowly.
+A weakly pooled rare class can still be metastable: on Snow's WSD (a class with about four
+items) some items move into the rare class with its annotators' rows for hundreds of sweeps.
 
 **Start.** Every member starts ``z`` at the majority vote and each iteration begins with the
 annotator parameters drawn given ``z`` (the declared steps' ``first=True``), so the chains
@@ -87,6 +94,7 @@ from plausible.data.labels import Labels
 from plausible.data.validation import positive, positive_integer
 from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.inference import dawid_skene_kernel as kernel
+from plausible.inference import dawid_skene_members as members
 from plausible.inference.confusion_rows_gibbs import ConfusionRowsGibbs, MaceGibbs, OneCoinGibbs
 from plausible.inference.dawid_skene_sampler import Design, sample_dawid_skene
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood, declare_sampler
@@ -139,6 +147,21 @@ def _confusion_layer(model: pm.Model, labels: Labels, rows, *, gamma: float, gib
                            observed=labels.to_dataarray())
 
 
+def _declare_compiled(model: pm.Model, labels: Labels, member, gamma: float,
+                      class_concentration: float, **constant_data) -> None:
+    """Hand ``model`` to the compiled sampler with ``member``'s annotator half-sweep; its
+    trace's bytes per draw: ``class_prior``, the member's variables and ``classes_changed``
+    float64, plus the float32 plausibilities unless they are computed when read."""
+    C, J = labels.n_classes, labels.n_annotators
+    parameters = 8 * (C + 1 + sum(int(np.prod(shape))
+                                  for _, shape in member.stored(J, C).values()))
+    declare_sampler(model, sample_dawid_skene, form="dense",
+                    nbytes_per_draw=parameters + 4 * labels.n_items * C,
+                    lazy_nbytes_per_draw=parameters, labels=labels, member=member,
+                    class_concentration=np.full(C, float(class_concentration)),
+                    reliability=gamma, constant_data=constant_data)
+
+
 def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True, compiled: bool = True,
           confusion_prior: tuple = (4.0, 1.0), class_concentration: float = 1.0) -> pm.Model:
     """PyMC model of Bayesian Dawid–Skene for ``labels`` (``C >= 2`` classes).
@@ -158,22 +181,17 @@ def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True, compi
     _confusion_layer(model, labels, beta, gamma=gamma, gibbs=gibbs,
                      class_concentration=class_concentration)
     if gibbs and compiled:
-        C, J = labels.n_classes, labels.n_annotators
-        parameters = 8 * (C + J * C * C + 1)  # class_prior, confusion, classes_changed
-        declare_sampler(model, sample_dawid_skene, form="dense",
-                        nbytes_per_draw=parameters + 4 * labels.n_items * C,
-                        lazy_nbytes_per_draw=parameters, labels=labels,
-                        confusion_concentration=beta,
-                        class_concentration=np.full(C, float(class_concentration)),
-                        reliability=gamma)
+        _declare_compiled(model, labels, members.FullConfusion(beta), gamma, class_concentration,
+                          confusion_concentration=(("class", "label_class"), beta))
     return model
 
 
 def build_one_coin(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
-                   accuracy_prior: tuple = (4.0, 1.0), class_concentration: float = 1.0
-                   ) -> pm.Model:
+                   compiled: bool = True, accuracy_prior: tuple = (4.0, 1.0),
+                   class_concentration: float = 1.0) -> pm.Model:
     """PyMC model of the one-coin member (see module): ``accuracy (annotator)``,
-    ``class_prior``, ``true_class`` (Gibbs build), ``plausibility (item, class)``."""
+    ``class_prior``, ``true_class`` (Gibbs build), ``plausibility (item, class)``.
+    ``compiled``: as :func:`build`."""
     check_labels(labels)
     gamma = positive("reliability", reliability)
     a, b = (positive("accuracy_prior", v) for v in accuracy_prior)
@@ -190,6 +208,8 @@ def build_one_coin(labels: Labels, *, reliability: float = 1.0, gibbs: bool = Tr
         declare_gibbs(model, OneCoinGibbs, [accuracy], first=True, true_class=model["true_class"],
                       item=labels.item, annotator=labels.annotator, label=labels.label,
                       prior=(a, b), reliability=gamma)
+        if compiled:
+            _declare_compiled(model, labels, members.OneCoin((a, b)), gamma, class_concentration)
     declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
                            observed=labels.to_dataarray())
     return model
@@ -199,11 +219,13 @@ WHOLE_RELIABILITY = "MACE's Gibbs sampler repeats every label; pass gibbs=False 
 
 
 def build_mace(labels: Labels, *, reliability: float = 1, gibbs: bool = True,
-               competence_prior: tuple = (2.0, 1.0), strategy_concentration: float = 1.0,
-               class_concentration: float = 1.0) -> pm.Model:
+               compiled: bool = True, competence_prior: tuple = (2.0, 1.0),
+               strategy_concentration: float = 1.0, class_concentration: float = 1.0
+               ) -> pm.Model:
     """PyMC model of MACE (see module): ``competence (annotator)``, ``strategy (annotator,
     label_class)``, ``class_prior``, ``true_class`` (Gibbs build), ``plausibility (item,
-    class)``. ``reliability``: a whole number with ``gibbs=True``, any real > 0 otherwise."""
+    class)``. ``reliability``: a whole number with ``gibbs=True``, any real > 0 otherwise.
+    ``compiled``: as :func:`build`."""
     check_labels(labels)
     gamma = (positive_integer("reliability", reliability, WHOLE_RELIABILITY) if gibbs
              else positive("reliability", reliability))
@@ -227,6 +249,9 @@ def build_mace(labels: Labels, *, reliability: float = 1, gibbs: bool = True,
                       true_class=model["true_class"],
                       item=labels.item, annotator=labels.annotator, label=labels.label,
                       prior=(a, b), strategy_concentration=delta, reliability=gamma)
+        if compiled:
+            _declare_compiled(model, labels, members.Mace((a, b), delta, gamma), gamma,
+                              class_concentration)
     declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
                            observed=labels.to_dataarray())
     return model
@@ -271,12 +296,16 @@ def _majority_confusion(labels: Labels, beta: np.ndarray) -> np.ndarray:
 
 
 def build_hierarchical(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
-                       confusion_prior: tuple = (4.0, 1.0), concentration_prior: tuple = (2.0, 0.1),
-                       class_concentration: float = 1.0) -> pm.Model:
+                       compiled: bool = True, confusion_prior: tuple = (4.0, 1.0),
+                       concentration_prior: tuple = (2.0, 0.1), class_concentration: float = 1.0
+                       ) -> pm.Model:
     """PyMC model of hierarchical Dawid–Skene (see module): ``population_confusion (class,
     label_class)``, ``concentration (class)``, ``confusion (annotator, class, label_class)``,
     ``class_prior``, ``true_class`` (Gibbs build), ``plausibility (item, class)``.
-    ``concentration_prior``: Gamma ``(shape, rate)`` of ``kappa_c``."""
+    ``concentration_prior``: Gamma ``(shape, rate)`` of ``kappa_c``. ``compiled`` (Gibbs
+    build): :func:`plausible.sample` runs the compiled sampler, which draws ``(kappa, mu)``
+    with the rows integrated out (:class:`~plausible.inference.dawid_skene_members.Hierarchical`);
+    ``compiled=False`` keeps PyMC's loop, NUTS for ``(kappa, mu)`` given the rows."""
     check_labels(labels)
     shape, rate = (positive("concentration_prior", v) for v in concentration_prior)
     beta = confusion_concentration(labels.n_classes, confusion_prior)
@@ -285,9 +314,12 @@ def build_hierarchical(labels: Labels, *, reliability: float = 1.0, gibbs: bool 
                           initval=_majority_confusion(labels, beta))
         kappa = pm.Gamma("concentration", alpha=shape, beta=rate, dims="class",
                          initval=np.ones(labels.n_classes))
-    _confusion_layer(model, labels, kappa[:, None] * mu,
-                     gamma=positive("reliability", reliability), gibbs=gibbs,
+    gamma = positive("reliability", reliability)
+    _confusion_layer(model, labels, kappa[:, None] * mu, gamma=gamma, gibbs=gibbs,
                      class_concentration=class_concentration)
+    if gibbs and compiled:
+        member = members.Hierarchical(beta, (shape, rate), _majority_confusion(labels, beta))
+        _declare_compiled(model, labels, member, gamma, class_concentration)
     return model
 
 

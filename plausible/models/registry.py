@@ -79,13 +79,13 @@ ENTRIES = (
     ModelEntry("hierarchical-dawid-skene", dawid_skene.build_hierarchical, "labels",
                "tempering", False,
                "Dawid-Skene with confusion rows shrunk to a population matrix: exact Gibbs + "
-               "NUTS for the population", replicate=dawid_skene.replicate_labels),
+               "slice for the population, rows integrated out (compiled)", replicate=dawid_skene.replicate_labels),
     ModelEntry("one-coin", dawid_skene.build_one_coin, "labels", "tempering", False,
                "one accuracy per annotator, wrong labels uniform (Dawid-Skene family), exact "
-               "Gibbs", replicate=dawid_skene.replicate_labels),
+               "Gibbs (compiled)", replicate=dawid_skene.replicate_labels),
     ModelEntry("mace", dawid_skene.build_mace, "labels", "repetitions", False,
                "MACE: each annotator truthful or spamming from its own strategy, exact Gibbs "
-               "(real reliability: gibbs=False)", replicate=dawid_skene.replicate_labels),
+               "(compiled; real reliability: gibbs=False)", replicate=dawid_skene.replicate_labels),
     ModelEntry("glad", glad.build, "labels", "tempering", False,
                "GLAD: annotator ability x item difficulty, Gibbs classes + slice parameters",
                replicate=glad.replicate_labels),

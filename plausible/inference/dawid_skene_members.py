@@ -1,0 +1,292 @@
+"""The annotator half of the compiled Dawid–Skene sweep, for every member of the family.
+
+Given the true classes ``z``, every member's annotator parameters depend on the labels only
+through the counts ``n_j[c, x]`` (annotator ``j``'s labels ``x`` on items of class ``c``),
+which the class sweep keeps current (:mod:`plausible.inference.dawid_skene_sampler`). Each
+member draws its parameters from their exact conditional given ``n`` (at reliability
+``gamma``) and writes the confusion matrices into the sweep's table ``T[j C + x, c] = log
+theta_j[c, x]``:
+
+* :class:`FullConfusion` — ``theta_j[c] ~ Dirichlet(beta_c + gamma n_j[c])`` (compiled,
+  :func:`~plausible.inference.dawid_skene_kernel.draw_rows`);
+* :class:`OneCoin` — ``acc_j ~ Beta(a + gamma r_j, b + gamma w_j)`` with ``r_j = sum_c
+  n_j[c, c]`` right and ``w_j`` wrong labels; ``theta_j = acc_j`` on the diagonal and
+  ``(1 - acc_j) / (C - 1)`` elsewhere;
+* :class:`Mace` — the spam indicators given the current competence ``c_j`` and strategy
+  ``xi_j``: of the ``gamma n_j[x, x]`` copies of labels that agree with their class,
+  ``Binomial(gamma n_j[x, x], q_jx)`` are spam, ``q_jx = (1 - c_j) xi_j[x] / (c_j + (1 -
+  c_j) xi_j[x])`` (a sum of the per-label Bernoulli indicators, which share ``q_jx``), every
+  copy of a disagreeing label is; then ``c_j ~ Beta(a + truthful_j, b + spam_j)`` and ``xi_j
+  ~ Dirichlet(delta + spam_j[.])`` (``gamma`` a whole number of repetitions);
+* :class:`Hierarchical` — ``theta_j[c] ~ Dirichlet(kappa_c mu_c)`` below a population
+  ``mu_c ~ Dirichlet(beta_c)``, ``kappa_c ~ Gamma(s, r)``: first ``(kappa_c, mu_c) | z`` with
+  every annotator's row integrated out (below), then the rows exactly, ``theta_j[c] | kappa,
+  mu, z ~ Dirichlet(kappa_c mu_c + gamma n_j[c])``. Together a joint draw of ``(kappa, mu,
+  theta) | z``, with no funnel between the concentration and the rows.
+
+**Hierarchical population, rows integrated out.** ``int Dirichlet(theta; alpha) prod_x
+theta_x^(gamma n_x) dtheta = B(alpha + gamma n) / B(alpha)`` (``B`` the multivariate Beta
+function; exact for any real ``gamma``), so with ``alpha_c = kappa_c mu_c`` the rows of class
+``c`` leave::
+
+    log p(kappa_c, mu_c | z) = sum_j [lgamma(kappa_c) - lgamma(kappa_c + gamma N_jc)
+                                      + sum_x lgamma(alpha_cx + gamma n_j[c, x]) - lgamma(alpha_cx)]
+                               + log Gamma(kappa_c; s, r) + log Dirichlet(mu_c; beta_c) + const,
+
+``N_jc = sum_x n_j[c, x]`` (annotators without labels on class ``c`` drop out), independently
+for every class. ``mu_c`` is written ``g_c / sum_x g_cx`` with ``g_cx ~ Gamma(beta_cx, 1)``
+independent (then ``mu_c ~ Dirichlet(beta_c)``, independent of ``sum_x g_cx``), and the
+coordinates ``(log kappa_c, log g_c1, ..., log g_cC)`` are updated in turn by Neal's slice
+sampler (:mod:`plausible.inference.univariate_slice`, width 1 on the log scale): each update
+leaves the conditional invariant, moving ``kappa_c`` with ``mu_c`` fixed and ``mu_c`` with
+``kappa_c`` fixed. Then the scale ``sum_x g_cx`` is drawn afresh from its conditional, which
+given ``mu_c`` is its prior ``Gamma(sum_x beta_cx, 1)`` (the labels see ``mu_c`` only), so
+that a well-determined ``mu_c`` does not pin every ``g_cx`` to its neighbours. The ``g_c``
+are kept between sweeps (an augmentation), ``mu_c`` is stored.
+
+Every member: ``start(n_annotators, n_classes)`` gives a chain's first state (or None), ``draw(rng, counts, gamma,
+table, state)`` the next state with ``table`` filled, ``values(table, state)`` the stored
+variables of a kept draw and ``confusion(values, n_classes)`` the confusion matrices ``(..., annotator,
+class, label_class)`` of stored values (the plausibilities computed when read).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from plausible.inference import dawid_skene_kernel as kernel
+from plausible.inference.univariate_slice import slice_update
+from plausible.maths.logspace import log_dirichlet_draws, log_gamma_draws
+
+
+def summed_counts(counts: np.ndarray) -> np.ndarray:
+    """``n (annotator, class, label_class)`` from the sweep's ``counts (part, code, class)``,
+    ``code = j C + x``."""
+    n_classes = counts.shape[2]
+    n = counts.sum(axis=0)
+    return n.reshape(-1, n_classes, n_classes).swapaxes(1, 2)
+
+
+def write_table(log_theta: np.ndarray, table: np.ndarray) -> None:
+    """``table[j C + x, c] = log_theta[j, c, x]``."""
+    table[:] = np.swapaxes(log_theta, 1, 2).reshape(table.shape)
+
+
+def confusion_from_table(table: np.ndarray) -> np.ndarray:
+    """``theta (annotator, class, label_class)`` from a table."""
+    n_classes = table.shape[1]
+    return np.exp(table.reshape(-1, n_classes, n_classes).swapaxes(1, 2))
+
+
+class FullConfusion:
+    """Bayesian Dawid–Skene's rows (module). ``beta (class, label_class)``."""
+
+    def __init__(self, beta: np.ndarray):
+        self.beta = np.asarray(beta, dtype=np.float64)
+
+    def stored(self, n_annotators: int, n_classes: int) -> dict:
+        return {"confusion": (("annotator", "class", "label_class"),
+                              (n_annotators, n_classes, n_classes))}
+
+    def start(self, n_annotators: int, n_classes: int):
+        return None
+
+    def draw(self, rng, counts, gamma, table, state):
+        kernel.draw_rows(rng, counts, self.beta, gamma, table)
+        return state
+
+    def values(self, table, state) -> dict:
+        return {"confusion": confusion_from_table(table)}
+
+    @staticmethod
+    def confusion(values: dict, n_classes: int) -> np.ndarray:
+        return values["confusion"]
+
+
+class OneCoin:
+    """One accuracy per annotator (module). ``prior = (a, b)`` of the Beta prior."""
+
+    def __init__(self, prior):
+        self.a, self.b = (float(v) for v in prior)
+
+    def stored(self, n_annotators: int, n_classes: int) -> dict:
+        return {"accuracy": (("annotator",), (n_annotators,))}
+
+    def start(self, n_annotators: int, n_classes: int):
+        return None
+
+    def draw(self, rng, counts, gamma, table, state):
+        n = summed_counts(counts)
+        right = np.trace(n, axis1=1, axis2=2)
+        log_g = log_gamma_draws(rng, np.stack([self.a + gamma * right,
+                                               self.b + gamma * (n.sum(axis=(1, 2)) - right)], 1))
+        log_acc, log_wrong = (log_g - np.logaddexp(log_g[:, :1], log_g[:, 1:])).T
+        write_table(self._log_confusion(log_acc, log_wrong, n.shape[1]), table)
+        return np.exp(log_acc)
+
+    @staticmethod
+    def _log_confusion(log_acc, log_wrong, n_classes):
+        eye = np.eye(n_classes, dtype=bool)
+        return np.where(eye, log_acc[:, None, None],
+                        (log_wrong - math.log(n_classes - 1))[:, None, None])
+
+    def values(self, table, state) -> dict:
+        return {"accuracy": state}
+
+    @staticmethod
+    def confusion(values: dict, n_classes: int) -> np.ndarray:
+        accuracy = values["accuracy"][..., None, None]
+        eye = np.eye(n_classes)
+        return accuracy * eye + (1 - accuracy) / (n_classes - 1) * (1 - eye)
+
+
+class Mace:
+    """MACE's competences and strategies through the spam indicators (module).
+    ``prior = (a, b)`` of the competences' Beta, ``delta (class,)`` the strategies'
+    Dirichlet, ``repetitions`` the whole-number reliability."""
+
+    def __init__(self, prior, delta, repetitions: int):
+        self.a, self.b = (float(v) for v in prior)
+        self.delta = np.asarray(delta, dtype=np.float64)
+        self.repetitions = int(repetitions)
+
+    def stored(self, n_annotators: int, n_classes: int) -> dict:
+        return {"competence": (("annotator",), (n_annotators,)),
+                "strategy": (("annotator", "label_class"), (n_annotators, n_classes))}
+
+    def start(self, n_annotators: int, n_classes: int):
+        """The prior's means, as the PyMC build starts: ``c = a / (a + b)``, ``xi`` uniform."""
+        return (np.full(n_annotators, self.a / (self.a + self.b)),
+                np.full((n_annotators, n_classes), 1 / n_classes))
+
+    def draw(self, rng, counts, gamma, table, state):
+        n = summed_counts(counts)
+        competence, strategy = state
+        agree = np.diagonal(n, axis1=1, axis2=2)  # (annotator, label): labels equal to the class
+        spam_share = (1 - competence[:, None]) * strategy
+        q = spam_share / (competence[:, None] + spam_share)
+        R = self.repetitions
+        spam_agreeing = rng.binomial(R * agree, q)
+        spam = R * (n.sum(axis=1) - agree) + spam_agreeing  # (annotator, label)
+        truthful = R * agree.sum(axis=1) - spam_agreeing.sum(axis=1)
+        log_g = log_gamma_draws(rng, np.stack([self.a + truthful, self.b + spam.sum(axis=1)], 1))
+        competence = np.exp(log_g[:, 0] - np.logaddexp(log_g[:, 0], log_g[:, 1]))
+        strategy = np.exp(log_dirichlet_draws(rng, self.delta + spam))
+        write_table(np.log(self.confusion({"competence": competence, "strategy": strategy},
+                                          strategy.shape[1])), table)
+        return competence, strategy
+
+    def values(self, table, state) -> dict:
+        return {"competence": state[0], "strategy": state[1]}
+
+    @staticmethod
+    def confusion(values: dict, n_classes: int) -> np.ndarray:
+        c = values["competence"][..., None, None]
+        xi = values["strategy"][..., None, :]
+        return c * np.eye(xi.shape[-1]) + (1 - c) * xi
+
+
+@numba.njit(cache=True, nogil=True)
+def population_log_density(x, k, v, counts, beta, shape, rate):  # pragma: no cover - compiled
+    """Log density of class ``c``'s coordinates ``v = (log kappa, log g_1, ..., log g_C)``
+    with ``v[k]`` replaced by ``x``, the rows integrated out (module); ``counts (annotator,
+    label_class)`` the tempered counts ``gamma n_j[c, :]`` of annotators with labels on the
+    class, ``beta (label_class,)``, Gamma ``(shape, rate)`` of ``kappa``. Includes the
+    Jacobians of the log coordinates."""
+    n_classes = beta.size
+    log_kappa = x if k == 0 else v[0]
+    top = -np.inf
+    for c in range(n_classes):
+        top = max(top, x if k == c + 1 else v[c + 1])
+    total = 0.0
+    for c in range(n_classes):
+        total += math.exp((x if k == c + 1 else v[c + 1]) - top)
+    log_sum = top + math.log(total)
+    kappa = math.exp(log_kappa)
+    out = shape * log_kappa - rate * kappa
+    alpha = np.empty(n_classes)
+    for c in range(n_classes):
+        log_g = x if k == c + 1 else v[c + 1]
+        out += beta[c] * log_g - math.exp(log_g)
+        alpha[c] = math.exp(log_kappa + log_g - log_sum)
+    lgamma_kappa = math.lgamma(kappa)
+    for j in range(counts.shape[0]):
+        row_total = 0.0
+        for c in range(n_classes):
+            n = counts[j, c]
+            if n > 0.0:
+                row_total += n
+                out += math.lgamma(alpha[c] + n) - math.lgamma(alpha[c])
+        out += lgamma_kappa - math.lgamma(kappa + row_total)
+    return out
+
+
+_population_update = slice_update(population_log_density)
+
+
+@numba.njit(cache=True, nogil=True)
+def population_scan(rng, v, counts, beta, shape, rate, width):  # pragma: no cover - compiled
+    """One slice update of each coordinate of ``v`` in turn (see
+    :func:`population_log_density`), in place; returns the density evaluations made."""
+    log_fx = population_log_density(v[0], 0, v, counts, beta, shape, rate)
+    evaluations = 0
+    for k in range(v.size):
+        v[k], log_fx, used = _population_update(rng, v[k], log_fx, -np.inf, np.inf, width, 0,
+                                                (k, v, counts, beta, shape, rate))
+        evaluations += used
+    return evaluations
+
+
+class Hierarchical:
+    """Hierarchical Dawid–Skene (module): ``beta (class, label_class)`` the population's
+    Dirichlet prior, ``concentration_prior = (shape, rate)`` of ``kappa_c``; ``start_confusion
+    (class, label_class)`` the population's start (the majority's pooled confusion)."""
+
+    WIDTH = 1.0
+
+    def __init__(self, beta, concentration_prior, start_confusion):
+        self.beta = np.asarray(beta, dtype=np.float64)
+        self.shape, self.rate = (float(v) for v in concentration_prior)
+        self.start_confusion = np.asarray(start_confusion, dtype=np.float64)
+
+    def stored(self, n_annotators: int, n_classes: int) -> dict:
+        return {"population_confusion": (("class", "label_class"), (n_classes, n_classes)),
+                "concentration": (("class",), (n_classes,)),
+                "confusion": (("annotator", "class", "label_class"),
+                              (n_annotators, n_classes, n_classes))}
+
+    def start(self, n_annotators: int, n_classes: int):
+        """``(class, 1 + label_class)``: ``log kappa = 0`` and ``log g = log mu_start``."""
+        return np.concatenate([np.zeros((len(self.beta), 1)), np.log(self.start_confusion)], 1)
+
+    def draw(self, rng, counts, gamma, table, state):
+        n = summed_counts(counts)
+        v = state.copy()
+        log_theta = np.empty(n.shape)
+        for c in range(n.shape[1]):
+            rows = n[:, c, :]
+            active = np.ascontiguousarray(gamma * rows[rows.sum(axis=1) > 0], dtype=np.float64)
+            population_scan(rng, v[c], active, self.beta[c], self.shape, self.rate, self.WIDTH)
+            # the scale of g: given mu it is Gamma(sum beta_c, 1), whatever the labels
+            v[c, 1:] += (log_gamma_draws(rng, self.beta[c].sum())
+                         - np.logaddexp.reduce(v[c, 1:]))
+            log_alpha = v[c, 0] + v[c, 1:] - np.logaddexp.reduce(v[c, 1:])
+            log_theta[:, c, :] = log_dirichlet_draws(rng, np.exp(log_alpha) + gamma * rows)
+        write_table(log_theta, table)
+        return v
+
+    def values(self, table, state) -> dict:
+        log_mu = state[:, 1:] - np.logaddexp.reduce(state[:, 1:], axis=1, keepdims=True)
+        return {"population_confusion": np.exp(log_mu), "concentration": np.exp(state[:, 0]),
+                "confusion": confusion_from_table(table)}
+
+    @staticmethod
+    def confusion(values: dict, n_classes: int) -> np.ndarray:
+        return values["confusion"]
+
+
+__all__ = ["FullConfusion", "Hierarchical", "Mace", "OneCoin", "confusion_from_table",
+           "population_log_density", "population_scan", "summed_counts", "write_table"]
