@@ -10,7 +10,8 @@ checks read those draws from an ArviZ ``xarray.DataTree``::
     pl.metrics.annotation_certainty(trace).mean()
 
 or, from a table of annotations to a checked posterior in one call, ``pl.aggregate(df)``
-(:mod:`plausible.aggregation`).
+(:mod:`plausible.aggregation`), and several models compared on it, ``pl.compare(df,
+["dawid-skene", "mace"])`` (:mod:`plausible.comparison`).
 
 Importing plausible sets PyTensor's ``numba__fastmath`` flag to False for the whole process
 (see the README's "Reproducibility"): fast-math lets LLVM reorder floating-point reductions
@@ -34,12 +35,15 @@ from plausible import (  # noqa: E402
     testing,
 )
 from plausible.aggregation import Aggregation, aggregate, load  # noqa: E402
+from plausible.comparison import Comparison, compare  # noqa: E402
 from plausible.inference import sample  # noqa: E402
 
 __version__ = "0.1.0"
 __all__ = [
     "Aggregation",
+    "Comparison",
     "aggregate",
+    "compare",
     "load",
     "calibration",
     "data",

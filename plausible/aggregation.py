@@ -70,7 +70,7 @@ def as_annotations(data, *, format: str | None = None, **columns):
     return data
 
 
-def _for_model(data, entry):
+def data_for_model(data, entry):
     """``data`` in the format the model takes (labels are counted into votes for a votes
     model); ``ValueError`` naming both formats otherwise."""
     kind = format_of(data)
@@ -114,7 +114,7 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
     if missing:
         raise ValueError(f"model {name!r} needs {', '.join(f'{m}=' for m in missing)} "
                          f"({entry.summary})")
-    fitted = _for_model(annotations, entry)
+    fitted = data_for_model(annotations, entry)
     if reliability is not None:
         options["reliability"] = reliability
     built = entry.build(fitted, **options)
