@@ -260,22 +260,20 @@ def build_mace(labels: Labels, *, reliability: float = 1, gibbs: bool = True,
 def confusion_draws(posterior, chain, draw) -> np.ndarray:
     """Confusion matrices ``theta (..., annotator, class, label_class)`` float64 at ``[chain,
     draw]``: the full model's ``confusion``; one-coin's ``accuracy`` spread as ``acc`` on the
-    diagonal and ``(1 - acc) / (C - 1)`` elsewhere; MACE's ``c [x = c] + (1 - c) xi[x]``."""
+    diagonal and ``(1 - acc) / (C - 1)`` elsewhere; MACE's ``c [x = c] + (1 - c) xi[x]`` (the
+    compiled sampler's members' own :meth:`confusion`, so both routes read one formula)."""
+    C = posterior.sizes["class"]
     if "competence" in posterior.data_vars:
         c = _read(posterior["competence"].transpose("chain", "draw", "annotator"), chain, draw)
         xi = _read(posterior["strategy"].transpose("chain", "draw", "annotator", "label_class"),
                    chain, draw)
-        eye = np.eye(xi.shape[-1])
-        return c[..., None, None] * eye + (1 - c)[..., None, None] * xi[..., None, :]
+        return members.Mace.confusion({"competence": c, "strategy": xi}, C)
     if "confusion" in posterior.data_vars:
         theta = posterior["confusion"].transpose("chain", "draw", "annotator", "class",
                                                  "label_class")
         return _read(theta, chain, draw)
     accuracy = _read(posterior["accuracy"].transpose("chain", "draw", "annotator"), chain, draw)
-    C = posterior.sizes["class"]
-    eye = np.eye(C)
-    acc = accuracy[..., None, None]
-    return acc * eye + (1.0 - acc) / (C - 1) * (1.0 - eye)
+    return members.OneCoin.confusion({"accuracy": accuracy}, C)
 
 
 def _read(variable: xr.DataArray, chain, draw) -> np.ndarray:
