@@ -204,3 +204,16 @@ def test_population_density_is_the_rows_integrated_out_with_the_priors():
             differences.append(members.population_log_density(x, k, v, counts, beta, shape,
                                                                rate) - direct(moved))
     assert np.ptp(differences) < 1e-9
+
+
+def test_lazy_blocks_hold_no_more_confusion_tables_than_the_budget():
+    """A lazily computed block recomputes its draws' confusion tables ``(draw, annotator * C,
+    C)``: with many classes they, not the plausibilities, set how many draws a block takes."""
+    labels = labels_of(n_items=30, n_annotators=6, n_classes=9, seed=9)
+    per_draw = labels.n_annotators * 9 * 9  # 486 table values per draw, 270 plausibilities
+    stored = run(labels, "one-coin", draws=12, tune=2, chains=1, seed=1)
+    with pl.metrics.set_options(chunk_elements=3 * per_draw):
+        lazy = run(labels, "one-coin", draws=12, tune=2, chains=1, seed=1, lazy=True)
+    assert max(lazy.posterior["plausibility"].chunks[1]) == 3
+    np.testing.assert_allclose(lazy.posterior["plausibility"].values,
+                               stored.posterior["plausibility"].values, rtol=1e-6, atol=1e-30)

@@ -144,10 +144,15 @@ def _run_chain(design, parts, chain_seed, pi_out, values_out, plaus_out, changed
 def _lazy_plausibility(design, pi, values, member, gamma, dtype) -> da.Array:
     """``(chain, draw, item, class)`` dask array of the class posteriors at the stored
     ``pi (chain, draw, class)`` and the member's stored ``values`` (name: ``(chain, draw,
-    ...)``), chunked as the metrics read it."""
+    ...)``), chunked as the metrics read it, with no more draws per block than the block's
+    confusion tables ``(draw, annotator * C, C)`` allow within the same element budget (a
+    block recomputes them: with hundreds of classes they outweigh the plausibilities)."""
     chains, draws, C = pi.shape
     lay = Layout(("chain", "draw"), (chains, draws), design.n_items, C)
     draw_step, item_step = chunk_steps(lay, C)
+    table_draws, _ = chunk_steps(Layout(("draw",), (draws,), 1, design.n_annotators * C * C),
+                                 design.n_annotators * C * C)
+    draw_step = min(draw_step, table_draws)
 
     def block(block_info=None):
         (c0, c1), (d0, d1), (i0, i1), _ = block_info[None]["array-location"]
