@@ -4,8 +4,9 @@
 the same seed and draws for each) and collects, per model:
 
 * **LOO** — ``az.compare`` of the per-item log-likelihoods (each model declares one with the
-  latent class summed out, so models of the same annotations compare), computed once per
-  model, with the share of items whose Pareto ``k`` exceeds 0.7 (PSIS-LOO is unreliable for
+  item's latent class or plausibility integrated out, so models of the same annotations
+  compare), computed once per model (:func:`plausible.diagnostics.loo`: PSIS, or exact where
+  the terms do not vary over draws), with the share of items whose Pareto ``k`` exceeds 0.7 (PSIS-LOO is unreliable for
   them) and ArviZ's warnings kept in :attr:`Comparison.notes` instead of printed;
 * **predictive checks** — the model's posterior predictive check (:meth:`Aggregation.check`),
   every entry of every statistic with its mid p-value ``P(T_rep > T_obs) + P(T_rep =
@@ -33,6 +34,7 @@ import pandas as pd
 from plausible import models as registry
 from plausible.aggregation import Aggregation, aggregate, as_annotations, data_for_model
 from plausible.diagnostics.convergence import NOT_CONVERGED
+from plausible.diagnostics.leave_one_out import loo
 
 MISSED = 0.025
 """Mid p-values below ``MISSED`` or above ``1 - MISSED`` count as missed."""
@@ -200,7 +202,7 @@ def _loo_table(fits, convergence, notes) -> pd.DataFrame:
         else:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                results[name] = az.loo(fit.trace, pointwise=True)
+                results[name] = loo(fit.trace)
             notes += [f"{name}: {w.message}" for w in caught if not _pareto_warning(w)]
     columns = ["rank", "elpd", "elpd_diff", "dse", "se", "weight", f"share_k_above_{PARETO_K}"]
     if not results:

@@ -15,6 +15,8 @@ import plausible as pl
 from plausible.inference.confusion_rows_gibbs import ConfusionRowsGibbs, OneCoinGibbs
 from plausible.models import dawid_skene as ds
 
+from posterior_agreement import assert_same_posterior
+
 
 def small_labels(seed=0, n_items=12, n_annotators=3, n_classes=3):
     return pl.data.simulate_glad(n_items, n_annotators, n_classes=n_classes, coverage=0.8,
@@ -31,17 +33,6 @@ def gibbs_and_nuts(build, labels, nuts_options=None, **options):
         nuts = pl.sample(build(labels, gibbs=False, **options), draws=1000, seed=1,
                          progressbar=False, dispersion=0.3, **(nuts_options or {}))
     return gibbs, nuts
-
-
-def assert_same_posterior(first, second, names):
-    """Posterior means of ``names`` agree within 4.5 combined Monte Carlo standard errors
-    (taken in float64: a float32 sum of 8000 plausibilities near 1 is off by more than that)."""
-    for name in names:
-        a, b = (t.posterior[name].transpose("chain", "draw", ...).values.astype(np.float64)
-                for t in (first, second))
-        se = np.hypot(pl.diagnostics.mcse_mean(a), pl.diagnostics.mcse_mean(b))
-        z = np.abs(a.mean((0, 1)) - b.mean((0, 1))) / np.maximum(se, 1e-12)
-        assert z.max() < 4.5, name
 
 
 def enumerated_log_likelihood(labels, pi, gamma, p_label):

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 import pytest
 from scipy import stats
-from scipy.special import gammaln, softmax
+from scipy.special import softmax
 
 import plausible as pl
 from plausible.data.labels import Labels
@@ -175,35 +175,6 @@ def test_memory_guard_computes_plausibilities_when_read_or_refuses():
                                    pl.metrics.posterior_mean(stored).values, rtol=1e-6)
     with pytest.raises(MemoryBudgetError, match="2 chains x 100 draws of this model would take"):
         pl.sample(model, draws=100, chains=2, memory_budget=per_draw)
-
-
-def test_population_density_is_the_rows_integrated_out_with_the_priors():
-    """The hierarchical member's slice target, coordinate by coordinate, against scipy's
-    Dirichlet-multinomial ``B(alpha + n) / B(alpha)`` with ``alpha = kappa g / sum g`` and the
-    Gamma priors of ``kappa`` and ``g`` on the log scale (equal up to one constant)."""
-    rng = np.random.default_rng(4)
-    C, shape, rate = 3, 2.0, 0.1
-    beta = np.array([4.0, 1.0, 1.0])
-    counts = 1.5 * rng.integers(0, 6, size=(7, C)).astype(float)  # tempered counts
-    counts[2] = 0.0  # an annotator without labels on the class contributes nothing
-
-    def direct(v):
-        kappa, g = np.exp(v[0]), np.exp(v[1:])
-        alpha = kappa * g / g.sum()
-        rows = sum(gammaln(alpha + n).sum() - gammaln(alpha).sum() + gammaln(kappa)
-                   - gammaln(kappa + n.sum()) for n in counts)
-        return (rows + stats.gamma.logpdf(kappa, shape, scale=1 / rate) + v[0]
-                + (stats.gamma.logpdf(g, beta) + v[1:]).sum())
-
-    v = rng.normal(size=C + 1)
-    differences = []
-    for k in range(C + 1):
-        for x in (-1.0, 0.3, 2.0):
-            moved = v.copy()
-            moved[k] = x
-            differences.append(members.population_log_density(x, k, v, counts, beta, shape,
-                                                               rate) - direct(moved))
-    assert np.ptp(differences) < 1e-9
 
 
 def test_lazy_blocks_hold_no_more_confusion_tables_than_the_budget():

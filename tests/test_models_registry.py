@@ -23,7 +23,7 @@ OPTIONS = {"normal-inverse-gamma": {"threshold": 1.5}}
 
 def test_available_lists_every_aggregation_model():
     table = models.available()
-    assert set(table.index) == {"dirichlet", "prirn", "plackett-luce", "annotator-beta",
+    assert set(table.index) == {"dirichlet", "hierarchical-dirichlet", "prirn", "plackett-luce", "annotator-beta",
                                 "dawid-skene", "hierarchical-dawid-skene", "one-coin",
                                 "mace", "glad", "su-difficulty",
                                 "normal-inverse-gamma"}

@@ -1,6 +1,7 @@
 """Diagnostics that read traces: convergence (vectorised R-hat / ESS / MCSE estimators and the
-per-variable report), posterior predictive checks for votes, categorical annotations and
-rankings, paired comparisons of label accuracy against known truth.
+per-variable report), leave-one-item-out cross-validation (:func:`loo`), posterior predictive
+checks for votes, categorical annotations and rankings, paired comparisons of label accuracy
+against known truth.
 
 This floor reads traces and data only; it runs no sampler (simulation-based calibration,
 which does, is :func:`plausible.inference.simulation_based_calibration`).
@@ -24,6 +25,7 @@ from plausible.diagnostics.label_accuracy import (
     paired_differences,
     paired_label_test,
 )
+from plausible.diagnostics.leave_one_out import loo
 from plausible.diagnostics.ranking_predictive import (
     RankingPredictiveCheck,
     ranking_predictive_check,
@@ -40,6 +42,7 @@ __all__ = [
     "annotation_predictive_check",
     "convergence_diagnostics",
     "convergence_report",
+    "loo",
     "ess_bulk",
     "ess_tail",
     "mcse_mean",

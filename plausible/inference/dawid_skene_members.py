@@ -24,25 +24,12 @@ theta_j[c, x]``:
   mu, z ~ Dirichlet(kappa_c mu_c + gamma n_j[c])``. Together a joint draw of ``(kappa, mu,
   theta) | z``, with no funnel between the concentration and the rows.
 
-**Hierarchical population, rows integrated out.** ``int Dirichlet(theta; alpha) prod_x
-theta_x^(gamma n_x) dtheta = B(alpha + gamma n) / B(alpha)`` (``B`` the multivariate Beta
-function; exact for any real ``gamma``), so with ``alpha_c = kappa_c mu_c`` the rows of class
-``c`` leave::
-
-    log p(kappa_c, mu_c | z) = sum_j [lgamma(kappa_c) - lgamma(kappa_c + gamma N_jc)
-                                      + sum_x lgamma(alpha_cx + gamma n_j[c, x]) - lgamma(alpha_cx)]
-                               + log Gamma(kappa_c; s, r) + log Dirichlet(mu_c; beta_c) + const,
-
-``N_jc = sum_x n_j[c, x]`` (annotators without labels on class ``c`` drop out), independently
-for every class. ``mu_c`` is written ``g_c / sum_x g_cx`` with ``g_cx ~ Gamma(beta_cx, 1)``
-independent (then ``mu_c ~ Dirichlet(beta_c)``, independent of ``sum_x g_cx``), and the
-coordinates ``(log kappa_c, log g_c1, ..., log g_cC)`` are updated in turn by Neal's slice
-sampler (:mod:`plausible.inference.univariate_slice`, width 1 on the log scale): each update
-leaves the conditional invariant, moving ``kappa_c`` with ``mu_c`` fixed and ``mu_c`` with
-``kappa_c`` fixed. Then the scale ``sum_x g_cx`` is drawn afresh from its conditional, which
-given ``mu_c`` is its prior ``Gamma(sum_x beta_cx, 1)`` (the labels see ``mu_c`` only), so
-that a well-determined ``mu_c`` does not pin every ``g_cx`` to its neighbours. The ``g_c``
-are kept between sweeps (an augmentation), ``mu_c`` is stored.
+**Hierarchical population, rows integrated out**: class ``c``'s rows ``gamma n_j[c, :]`` of
+every annotator are the count rows of a Dirichlet-multinomial population ``alpha_c = kappa_c
+mu_c`` (:mod:`plausible.inference.dirichlet_multinomial_population`), whose slice scan over
+``(log kappa_c, log g_c)`` and fresh scale of ``g_c`` leave ``p(kappa_c, mu_c | z)`` invariant,
+independently for every class. The ``g_c`` are kept between sweeps (an augmentation),
+``mu_c`` is stored.
 
 Every member: ``start(n_annotators, n_classes)`` gives a chain's first state (or None), ``draw(rng, counts, gamma,
 table, state)`` the next state with ``table`` filled, ``values(table, state)`` the stored
@@ -54,11 +41,10 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
 from plausible.inference import dawid_skene_kernel as kernel
-from plausible.inference.univariate_slice import slice_update
+from plausible.inference.dirichlet_multinomial_population import count_summary, draw_population
 from plausible.maths.logspace import log_dirichlet_draws, log_gamma_draws
 
 
@@ -189,57 +175,6 @@ class Mace:
         return c * np.eye(xi.shape[-1]) + (1 - c) * xi
 
 
-@numba.njit(cache=True, nogil=True)
-def population_log_density(x, k, v, counts, beta, shape, rate):  # pragma: no cover - compiled
-    """Log density of class ``c``'s coordinates ``v = (log kappa, log g_1, ..., log g_C)``
-    with ``v[k]`` replaced by ``x``, the rows integrated out (module); ``counts (annotator,
-    label_class)`` the tempered counts ``gamma n_j[c, :]`` of annotators with labels on the
-    class, ``beta (label_class,)``, Gamma ``(shape, rate)`` of ``kappa``. Includes the
-    Jacobians of the log coordinates."""
-    n_classes = beta.size
-    log_kappa = x if k == 0 else v[0]
-    top = -np.inf
-    for c in range(n_classes):
-        top = max(top, x if k == c + 1 else v[c + 1])
-    total = 0.0
-    for c in range(n_classes):
-        total += math.exp((x if k == c + 1 else v[c + 1]) - top)
-    log_sum = top + math.log(total)
-    kappa = math.exp(log_kappa)
-    out = shape * log_kappa - rate * kappa
-    alpha = np.empty(n_classes)
-    for c in range(n_classes):
-        log_g = x if k == c + 1 else v[c + 1]
-        out += beta[c] * log_g - math.exp(log_g)
-        alpha[c] = math.exp(log_kappa + log_g - log_sum)
-    lgamma_kappa = math.lgamma(kappa)
-    for j in range(counts.shape[0]):
-        row_total = 0.0
-        for c in range(n_classes):
-            n = counts[j, c]
-            if n > 0.0:
-                row_total += n
-                out += math.lgamma(alpha[c] + n) - math.lgamma(alpha[c])
-        out += lgamma_kappa - math.lgamma(kappa + row_total)
-    return out
-
-
-_population_update = slice_update(population_log_density)
-
-
-@numba.njit(cache=True, nogil=True)
-def population_scan(rng, v, counts, beta, shape, rate, width):  # pragma: no cover - compiled
-    """One slice update of each coordinate of ``v`` in turn (see
-    :func:`population_log_density`), in place; returns the density evaluations made."""
-    log_fx = population_log_density(v[0], 0, v, counts, beta, shape, rate)
-    evaluations = 0
-    for k in range(v.size):
-        v[k], log_fx, used = _population_update(rng, v[k], log_fx, -np.inf, np.inf, width, 0,
-                                                (k, v, counts, beta, shape, rate))
-        evaluations += used
-    return evaluations
-
-
 class Hierarchical:
     """Hierarchical Dawid–Skene (module): ``beta (class, label_class)`` the population's
     Dirichlet prior, ``concentration_prior = (shape, rate)`` of ``kappa_c``; ``start_confusion
@@ -267,14 +202,10 @@ class Hierarchical:
         v = state.copy()
         log_theta = np.empty(n.shape)
         for c in range(n.shape[1]):
-            rows = n[:, c, :]
-            active = np.ascontiguousarray(gamma * rows[rows.sum(axis=1) > 0], dtype=np.float64)
-            population_scan(rng, v[c], active, self.beta[c], self.shape, self.rate, self.WIDTH)
-            # the scale of g: given mu it is Gamma(sum beta_c, 1), whatever the labels
-            v[c, 1:] += (log_gamma_draws(rng, self.beta[c].sum())
-                         - np.logaddexp.reduce(v[c, 1:]))
-            log_alpha = v[c, 0] + v[c, 1:] - np.logaddexp.reduce(v[c, 1:])
-            log_theta[:, c, :] = log_dirichlet_draws(rng, np.exp(log_alpha) + gamma * rows)
+            rows = np.ascontiguousarray(gamma * n[:, c, :], dtype=np.float64)
+            log_alpha = draw_population(rng, v[c], count_summary(rows), True, self.beta[c],
+                                        self.shape, self.rate, self.WIDTH)
+            log_theta[:, c, :] = log_dirichlet_draws(rng, np.exp(log_alpha) + rows)
         write_table(log_theta, table)
         return v
 
@@ -289,4 +220,4 @@ class Hierarchical:
 
 
 __all__ = ["FullConfusion", "Hierarchical", "Mace", "OneCoin", "confusion_from_table",
-           "population_log_density", "population_scan", "summed_counts", "write_table"]
+           "summed_counts", "write_table"]

@@ -64,6 +64,9 @@ ENTRIES = (
     ModelEntry("dirichlet", dirichlet.build, "votes", "tempering", True,
                "Dirichlet(gamma * votes + alpha) plausibilities, exact conjugate draws",
                candidate_width=_most_named),
+    ModelEntry("hierarchical-dirichlet", dirichlet.build_hierarchical, "votes", "tempering",
+               False, "Dirichlet plausibilities with a concentration learned from all items: "
+               "slice for the concentration (items integrated out) + exact draws (compiled)"),
     ModelEntry("prirn", prirn.build, "rankings", "tempering", True,
                "probabilistic inverse rank normalisation: Dirichlet(gamma * IRN + alpha)",
                candidate_width=_most_named),

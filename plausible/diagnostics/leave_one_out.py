@@ -1,0 +1,46 @@
+"""Leave-one-item-out cross-validation of a trace's per-item log-likelihood.
+
+PSIS-LOO (``az.loo``) importance-weights the posterior draws by ``1 / p(y_i | theta)``. When an
+item's log-likelihood is the same in every draw — the item's own parameters integrated out
+and nothing else learned from the other items, as in the Dirichlet model with a fixed
+concentration, whose ``log p(s_i | alpha)`` is a Dirichlet-multinomial — the weights are
+uniform and leaving the item out changes nothing: ``elpd_loo_i = log p(y_i)`` exactly, with
+``p_loo = 0`` and Pareto ``k = 0``. ArviZ's tail fit cannot run on such constant ratios, so
+:func:`loo` returns that exact value itself, in ArviZ's own result type, so that
+``az.compare`` ranks it beside PSIS estimates.
+"""
+
+from __future__ import annotations
+
+import arviz as az
+import numpy as np
+import xarray as xr
+from arviz_stats.utils import ELPDDataLOO
+
+CONSTANT_TOLERANCE = 1e-9
+"""An item's log-likelihood counts as constant when it varies by less than this over draws."""
+
+
+def loo(trace: xr.DataTree, var_name: str | None = None) -> ELPDDataLOO:
+    """``az.loo(trace, pointwise=True)``, or the exact leave-one-item-out value (module) when
+    every item's log-likelihood is constant over the draws."""
+    group = trace["log_likelihood"]
+    name = var_name or next(iter(group.data_vars))
+    values = group[name]
+    sample_dims = ("chain", "draw")
+    spread = (values.max(sample_dims) - values.min(sample_dims)).values
+    if not np.all(spread < CONSTANT_TOLERANCE):
+        return az.loo(trace, pointwise=True, var_name=var_name)
+    elpd_i = values.isel(chain=0, draw=0, drop=True).astype(np.float64)
+    n_items = elpd_i.size
+    n_samples = int(np.prod([values.sizes[d] for d in sample_dims]))
+    log_weights = xr.full_like(values, -np.log(n_samples), dtype=np.float64)
+    return ELPDDataLOO(
+        elpd=float(elpd_i.sum()), se=float(np.sqrt(n_items * elpd_i.var())), p=0.0,
+        n_samples=n_samples, n_data_points=n_items, scale="log", warning=False,
+        good_k=min(1 - 1 / np.log10(n_samples), 0.7) if n_samples > 1 else 0.7,
+        elpd_i=elpd_i, pareto_k=xr.zeros_like(elpd_i), approx_posterior=False,
+        log_weights=log_weights)
+
+
+__all__ = ["loo"]
