@@ -80,8 +80,8 @@ def vote_predictive_check(trace, *, draws: int = 500, seed: int | None = None) -
     plausibility = plausibility.transpose("sample", "item", "class")
     step = max(1, plausibility.sizes["sample"] // draws)
     plausibility = plausibility.isel(sample=slice(None, None, step)).isel(sample=slice(draws))
-    probs = plausibility.values
-    probs = probs / probs.sum(axis=-1, keepdims=True)  # guard against float round-off
+    probs = plausibility.values.astype(np.float64)  # float32 storage: normalise in float64
+    probs /= probs.sum(axis=-1, keepdims=True)  # guard against float round-off
     totals = observed.values.sum(axis=-1)
     rng = np.random.default_rng(seed)
     replicated = rng.multinomial(totals[None, :], probs)
