@@ -25,7 +25,7 @@ def test_available_lists_every_aggregation_model():
     table = models.available()
     assert set(table.index) == {"dirichlet", "hierarchical-dirichlet", "prirn", "plackett-luce", "annotator-beta",
                                 "dawid-skene", "hierarchical-dawid-skene", "one-coin",
-                                "mace", "glad", "su-difficulty",
+                                "mace", "easy-hard", "glad", "su-difficulty",
                                 "normal-inverse-gamma"}
     assert set(table["data"]) == set(models.FORMATS)
     assert set(table["reliability"]) == {"tempering", "repetitions"}

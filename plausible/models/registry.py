@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 import pymc as pm
 
-from plausible.models import (annotator_beta, dawid_skene, dirichlet, glad, plackett_luce, prirn,
-                              ratings, su_difficulty)
+from plausible.models import (annotator_beta, dawid_skene, dirichlet, easy_hard, glad,
+                              plackett_luce, prirn, ratings, su_difficulty)
 
 FORMATS = ("votes", "rankings", "labels", "ratings")
 """Annotation formats, matching the containers ``Votes``, ``Rankings``, ``Labels``, ``Ratings``."""
@@ -89,6 +89,9 @@ ENTRIES = (
     ModelEntry("mace", dawid_skene.build_mace, "labels", "repetitions", False,
                "MACE: each annotator truthful or spamming from its own strategy, exact Gibbs "
                "(compiled; real reliability: gibbs=False)", replicate=dawid_skene.replicate_labels),
+    ModelEntry("easy-hard", easy_hard.build, "labels", "tempering", False,
+               "latent classes with an easy and a hard subclass each: errors correlated "
+               "through the item, exact Gibbs", replicate=easy_hard.replicate_labels),
     ModelEntry("glad", glad.build, "labels", "tempering", False,
                "GLAD: annotator ability x item difficulty, Gibbs classes + slice parameters",
                replicate=glad.replicate_labels),
