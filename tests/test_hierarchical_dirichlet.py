@@ -38,9 +38,9 @@ def test_compiled_sampler_matches_nuts_on_the_same_model(base, reliability):
         warnings.simplefilter("ignore")
         nuts = pl.sample(dirichlet.build_hierarchical(votes, base=base, reliability=reliability,
                                                       compiled=False),
-                         draws=1000, chains=4, seed=2, progressbar=False, log_likelihood=False,
-                         target_accept=0.95)
+                         draws=1000, chains=4, seed=2, progressbar=False, target_accept=0.95)
     assert pl.diagnostics.convergence_report(compiled).ok
+    assert nuts.log_likelihood["votes"].shape == (4, 1000, 40)  # both bases, on PyMC's route
     assert_same_posterior(compiled, nuts, names)
 
 

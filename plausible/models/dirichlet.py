@@ -215,7 +215,8 @@ def build_hierarchical(votes, *, reliability: float = 1.0, concentration_prior: 
     ``concentration_prior``: Gamma ``(shape, rate)`` of ``kappa`` (default ``(1, 1 / C)``);
     ``base``: ``"learned"`` (``mu ~ Dirichlet(1, ..., 1)``) or ``"uniform"`` (fixed). Dims
     ``item``, ``class``; free variables ``concentration``, ``base_measure (class)`` (learned
-    base only) and ``plausibility (item, class)``; observed ``votes (item, class)``.
+    base; with a uniform one it is a deterministic) and ``plausibility (item, class)``;
+    observed ``votes (item, class)``.
     ``compiled``: :func:`plausible.sample` runs the compiled partially collapsed Gibbs sampler
     (dense storage); False leaves the model to PyMC (NUTS).
     """
@@ -234,7 +235,9 @@ def build_hierarchical(votes, *, reliability: float = 1.0, concentration_prior: 
         if base == "learned":
             mu = pm.Dirichlet("base_measure", a=np.ones(n_classes), dims="class")
         else:
-            mu = pt.constant(np.full(n_classes, 1.0 / n_classes))
+            # a deterministic, so that vote_log_likelihood reads it on both routes
+            mu = pm.Deterministic("base_measure",
+                                  pt.constant(np.full(n_classes, 1.0 / n_classes)), dims="class")
         plausibility = pm.Dirichlet("plausibility", a=pt.broadcast_to(kappa * mu, counts.shape),
                                     dims=("item", "class"))
         pm.Multinomial("votes", n=counts.sum(axis=1), p=plausibility, observed=votes.counts,
