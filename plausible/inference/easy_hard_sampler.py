@@ -33,6 +33,7 @@ from scipy.special import log_softmax
 
 from plausible.data.labels import Labels
 from plausible.inference.chains import available_cores, run_chains
+from plausible.maths.categorical import categorical_draws
 from plausible.maths.logspace import log_dirichlet_draws
 
 DEFAULT_TUNE = 300
@@ -75,8 +76,7 @@ def _chain(seed, labels, incidence, prior, gamma, tune, thin, weights_out, theta
         L = incidence @ log_theta[labels.annotator, :, labels.label]  # (item, state)
         log_p = log_softmax(log_w + gamma * L, axis=1)
         p = np.exp(log_p)
-        states = np.minimum((rng.random((labels.n_items, 1)) > np.cumsum(p, axis=1)).sum(1),
-                            S - 1)
+        states = categorical_draws(rng, p)
         kept = t - tune
         if kept >= 0 and (kept + 1) % thin == 0:
             d = kept // thin

@@ -5,5 +5,6 @@ container, model or trace.
   compiled sums of ``log(1 + exp(-x))``;
 * :mod:`plausible.maths.plackett_luce` — the exact tied Plackett–Luce likelihood in candidate
   space and its index layout;
-* :mod:`plausible.maths.fallibility` — Su's known-parameter label likelihoods.
+* :mod:`plausible.maths.fallibility` — Su's known-parameter label likelihoods;
+* :mod:`plausible.maths.categorical` — vectorised categorical draws.
 """

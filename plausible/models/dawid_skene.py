@@ -99,6 +99,7 @@ from plausible.inference.confusion_rows_gibbs import ConfusionRowsGibbs, MaceGib
 from plausible.inference.dawid_skene_sampler import Design, sample_dawid_skene
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood, declare_sampler
 from plausible.inference.difficulty_gibbs import ClassGibbs
+from plausible.maths.categorical import categorical_draws
 from plausible.metrics.chunks import iter_sample_blocks
 from plausible.models.difficulty import add_class_layer, check_labels, coords, majority_vote
 
@@ -381,11 +382,9 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
             log_joint = np.log(pi[block])[:, None, :] + gamma * class_log_likelihood(
                 labels, theta[block])
             p_item = np.exp(log_joint - logsumexp(log_joint, axis=-1, keepdims=True))
-        z = np.minimum((rng.random((n, labels.n_items, 1)) > np.cumsum(p_item, axis=-1)
-                        ).sum(axis=-1), C - 1)
+        z = categorical_draws(rng, p_item)
         rows = theta[block][np.arange(n)[:, None], labels.annotator[None, :], z[:, labels.item]]
-        x = (rng.random((n, labels.n_annotations, 1)) > np.cumsum(rows, axis=-1)).sum(axis=-1)
-        out[block] = np.minimum(x, C - 1)
+        out[block] = categorical_draws(rng, rows)
     return out
 
 

@@ -44,6 +44,7 @@ from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.inference.declarations import declare_log_likelihood, declare_sampler
 from plausible.inference.easy_hard_sampler import (incidence_matrix, sample_easy_hard,
                                                    subclass_names)
+from plausible.maths.categorical import categorical_draws
 from plausible.metrics.chunks import iter_sample_blocks
 from plausible.models.difficulty import check_labels, coords
 
@@ -143,12 +144,16 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
     w = _read(posterior, "subclass_prior", chain, draw)
     theta = _read(posterior, "confusion", chain, draw)
     rng = np.random.default_rng(seed)
-    n, S, C = w.shape[0], w.shape[1], labels.n_classes
-    states = np.minimum((rng.random((n, labels.n_items, 1)) > np.cumsum(w, axis=-1)[:, None, :]
-                         ).sum(axis=-1), S - 1)
-    rows = theta[np.arange(n)[:, None], labels.annotator[None, :], states[:, labels.item]]
-    x = (rng.random((n, labels.n_annotations, 1)) > np.cumsum(rows, axis=-1)).sum(axis=-1)
-    return np.minimum(x, C - 1)
+    S = w.shape[1]
+    out = np.empty((w.shape[0], labels.n_annotations), dtype=np.int64)
+    # blocks of draws: the temporaries are (draws, labels or items, subclass or class)
+    for block, _ in iter_sample_blocks((w.shape[0],), (labels.n_annotations + labels.n_items) * S):
+        n = block.stop - block.start
+        states = categorical_draws(rng, w[block, None, :], (n, labels.n_items))
+        rows = theta[block][np.arange(n)[:, None], labels.annotator[None, :],
+                            states[:, labels.item]]
+        out[block] = categorical_draws(rng, rows)
+    return out
 
 
 __all__ = ["build", "log_likelihood", "replicate_labels", "subclass_concentration"]
