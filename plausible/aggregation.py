@@ -40,6 +40,7 @@ from plausible.diagnostics import (
     annotation_predictive_check,
     convergence_report,
     ranking_predictive_check,
+    rating_predictive_check,
     vote_predictive_check,
 )
 from plausible.inference import sample
@@ -254,8 +255,11 @@ class Aggregation:
         if kind == "rankings":
             return Check(report, ranking_predictive_check(self.trace, self.data, draws=draws,
                                                           seed=seed))
-        if kind == "labels" and entry.replicate is not None:
+        if entry.replicate is not None:
             replicated = entry.replicate(self.trace, self.data, draws=draws, seed=seed)
+            if kind == "ratings":
+                scale = self.options.get("scale", self.data.scale)
+                return Check(report, rating_predictive_check(self.data, replicated, scale=scale))
             return Check(report, annotation_predictive_check(self.data, replicated))
         return Check(report, None, f"the {self.model} model has none yet")
 

@@ -8,6 +8,8 @@ Examples::
     plausible aggregate votes.csv --model dirichlet --reliability 3 -o out.csv
     plausible aggregate rankings.json --reliability 20 --save run.nc
     plausible aggregate ratings.csv --threshold 50 -o out.csv      # item, worker, score
+    plausible aggregate ratings.csv --threshold 50 --model censored-normal-inverse-gamma \
+        --scale 0 100 --resolution 1 -o out.csv                     # a 0..100 integer slider
     plausible aggregate --dataset cifar10h -o cifar10h.csv         # public data (PLAUSIBLE_DATA)
     plausible evaluate run.nc predictions.csv -o metrics.csv
 
@@ -19,6 +21,7 @@ and an existing one is replaced only with ``--force``.
 from __future__ import annotations
 
 import argparse
+import inspect
 import logging
 import os
 import shutil
@@ -38,7 +41,8 @@ files: .csv, .tsv, .parquet, .json, .npy (an integer item x class vote array).
 
 models (plausible models lists them): default dirichlet for votes, prirn for rankings,
 annotator-beta for binary labels, glad for other labels, normal-inverse-gamma for ratings
-(needs --threshold). Reliability: trust in the annotators (higher = more certain).
+(needs --threshold; censored-normal-inverse-gamma for a slider's floor and ceiling, with
+--scale and --resolution). Reliability: trust in the annotators (higher = more certain).
 
 output (-o): one row per item with
   item                   the item's id as in the input
@@ -146,6 +150,15 @@ def aggregate(args) -> int:
         options["alpha"] = args.alpha
     if args.reliability is not None:
         options["reliability"] = args.reliability
+    if args.scale is not None:
+        options["scale"] = tuple(args.scale)
+    if args.resolution is not None:
+        options["resolution"] = args.resolution
+    accepted = inspect.signature(entry.build).parameters
+    for option in ("scale", "resolution"):
+        if option in options and option not in accepted:
+            raise UsageError(f"--{option} applies to censored-normal-inverse-gamma; model "
+                             f"{name!r} takes no {option}")
     missing = [option for option in entry.required if option not in options]
     if missing:
         raise UsageError(f"model {name!r} needs --{missing[0]} ({entry.summary})")
@@ -363,6 +376,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="prior count per class of the Dirichlet and PrIRN models")
     agg.add_argument("--threshold", type=float, default=None,
                      help="ratings: the score above which an item is positive (required)")
+    agg.add_argument("--scale", type=float, nargs=2, metavar=("LOW", "HIGH"), default=None,
+                     help="ratings: the scale's ends, where censored-normal-inverse-gamma "
+                     "censors")
+    agg.add_argument("--resolution", type=_positive_float, default=None,
+                     help="ratings: recorded to this step (1 for an integer slider), for "
+                     "censored-normal-inverse-gamma")
     agg.add_argument("--draws", type=_positive_int, default=1000, help="draws per chain (1000)")
     agg.add_argument("--chains", type=_positive_int, default=4, help="number of chains (4)")
     agg.add_argument("--seed", type=int, default=0, help="random seed; same seed, same draws (0)")

@@ -408,14 +408,15 @@ def open_shard(store, index: int) -> xr.DataTree:
 
 def _concat(parts: list[xr.DataTree], storage: str) -> xr.DataTree:
     """One trace from shard traces, concatenated along ``item`` (candidate slots padded to the
-    widest shard); the per-item log-likelihood too, and ``sample_stats`` keeps the shards'
+    widest shard); the pointwise log-likelihood too (along ``rating`` for ratings), and ``sample_stats`` keeps the shards'
     attributes (exact draws say so)."""
     posteriors = [p["posterior"].to_dataset() for p in parts]
     groups = {"sample_stats": xr.Dataset(attrs=parts[0]["sample_stats"].attrs)
               if "sample_stats" in parts[0].children else xr.Dataset()}
     if all("log_likelihood" in p.children for p in parts):
-        groups["log_likelihood"] = xr.concat([p["log_likelihood"].to_dataset() for p in parts],
-                                             dim=ITEM, join="exact")
+        pointwise = [p["log_likelihood"].to_dataset() for p in parts]
+        along = "rating" if "rating" in pointwise[0].dims else ITEM  # ratings: per rating
+        groups["log_likelihood"] = xr.concat(pointwise, dim=along, join="exact")
     if storage == "dense":
         posterior = xr.concat(posteriors, dim=ITEM, join="exact") if len(parts) > 1 else posteriors[0]
         return xr.DataTree.from_dict({"posterior": posterior, **groups})

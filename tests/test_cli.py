@@ -97,6 +97,18 @@ def test_wide_votes_rankings_and_ratings_files(tmp_path, capsys):
                                                "--threshold", 50, "-o", tmp_path / "s.csv", *FAST])
     assert code == 0 and "normal-inverse-gamma" in text
     assert list(pd.read_csv(tmp_path / "s.csv")["item"]) == ["x", "y", "z"]
+    code, _, err = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "ratings.parquet",
+                                              "--threshold", 50, "--scale", 0, 100, *FAST])
+    assert code == 2 and "--scale applies to censored-normal-inverse-gamma" in err
+    code, _, err = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "ratings.parquet",
+                                              "--threshold", 50, "--model",
+                                              "censored-normal-inverse-gamma", *FAST])
+    assert code == 2 and "--scale" in err
+    code, text, _ = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "ratings.parquet",
+                                               "--threshold", 50, "--model",
+                                               "censored-normal-inverse-gamma", "--scale", 0, 90,
+                                               "--resolution", 5, "--check", *FAST])
+    assert code == 0 and "share_at_ceiling" in text
 
 
 def test_toy_output_top_class_is_the_class_certainty_top1_describes(tmp_path, capsys):

@@ -51,7 +51,8 @@ FAMILIES = {
     "ratings": pd.DataFrame({"item": list("aabbcc"), "annotator": list("uvuvuv"),
                              "score": [3.0, 4.0, 1.0, 0.5, 2.5, 2.0]}),
 }
-OPTIONS = {"normal-inverse-gamma": {"threshold": 2.0}}
+OPTIONS = {"normal-inverse-gamma": {"threshold": 2.0},
+           "censored-normal-inverse-gamma": {"threshold": 2.0, "scale": (0.0, 5.0)}}
 
 
 @pytest.mark.filterwarnings("ignore:empirical Bayes")  # three items: the fit hits its bound

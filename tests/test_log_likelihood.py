@@ -58,8 +58,12 @@ def _compare(traces):
 def _pointwise(trace) -> xr.DataArray:
     [name] = trace["log_likelihood"].data_vars
     value = trace["log_likelihood"][name]
-    assert value.dims == ("chain", "draw", "item") and value.shape[:2] == (CHAINS, DRAWS)
-    np.testing.assert_array_equal(value["item"], trace["posterior"]["item"])
+    assert value.shape[:2] == (CHAINS, DRAWS)
+    if name == "ratings":  # ratings models are scored per rating
+        assert value.dims == ("chain", "draw", "rating") and "rating_item" in value.coords
+    else:
+        assert value.dims == ("chain", "draw", "item")
+        np.testing.assert_array_equal(value["item"], trace["posterior"]["item"])
     return value
 
 
@@ -264,11 +268,10 @@ def _brute_ratings(trace, data, gamma, effects=False):
         mu, sigma2 = (_at(trace, n, chain, draw) for n in ("mu", "sigma2"))
         bias, log_scale = ((_at(trace, n, chain, draw) for n in ("annotator_bias", "annotator_log_scale"))
                            if effects else (np.zeros(data.n_annotators),) * 2)
-        for i in FEW:
-            ks = np.flatnonzero(data.item == i)
-            a = data.annotator[ks]
-            expected[chain, draw, i] = gamma * stats.norm.logpdf(
-                data.score[ks], mu[i] + bias[a], np.sqrt(sigma2[i]) * np.exp(log_scale[a])).sum()
+        for k in np.flatnonzero(np.isin(data.item, FEW)):  # per rating
+            i, a = data.item[k], data.annotator[k]
+            expected[chain, draw, k] = gamma * stats.norm.logpdf(
+                data.score[k], mu[i] + bias[a], np.sqrt(sigma2[i]) * np.exp(log_scale[a]))
     return expected
 
 
@@ -337,7 +340,7 @@ def test_blocks_of_draws_give_the_same_values(label_traces, binary, rankings, ni
 
 def test_sharded_traces_carry_the_log_likelihood(rankings, nig):
     """Shards of items (each sampled by plausible.sample) concatenate their pointwise values
-    over items; PL's candidate form padded to the widest shard reads as the whole one."""
+    over items (over ratings for the ratings model, whose ratings here come item by item); PL's candidate form padded to the widest shard reads as the whole one."""
     run = dict(shard_size=8, draws=DRAWS, chains=CHAINS, seed=3)  # widths 6, 6, 6, 2: padded
     sharded = sample_shards_in_memory(rankings, model="plackett-luce", storage="candidate",
                                       model_kwargs={"reliability": 2}, tune=100, **run)
@@ -347,7 +350,7 @@ def test_sharded_traces_carry_the_log_likelihood(rankings, nig):
         pointwise, plackett_luce.log_likelihood(sharded, rankings, reliability=2))
     sharded = sample_shards_in_memory(nig, model="normal-inverse-gamma",
                                       model_kwargs={"threshold": 0.0}, **run)
-    np.testing.assert_array_equal(_pointwise(sharded)["item"], nig.items)
+    np.testing.assert_array_equal(_pointwise(sharded)["rating_item"], nig.items[nig.item])
     assert np.isfinite(float(_loo(sharded).elpd))
 
 

@@ -18,7 +18,8 @@ DATA = {
         "item": [0, 0, 1, 1, 2, 2, 2], "annotator": [0, 1, 0, 1, 0, 1, 2],
         "score": [1.0, 1.5, 3.0, 2.5, 0.5, 1.0, 0.0]})),
 }
-OPTIONS = {"normal-inverse-gamma": {"threshold": 1.5}}
+OPTIONS = {"normal-inverse-gamma": {"threshold": 1.5},
+           "censored-normal-inverse-gamma": {"threshold": 1.5, "scale": (0.0, 3.0)}}
 
 
 def test_available_lists_every_aggregation_model():
@@ -26,7 +27,7 @@ def test_available_lists_every_aggregation_model():
     assert set(table.index) == {"dirichlet", "hierarchical-dirichlet", "prirn", "plackett-luce", "annotator-beta",
                                 "dawid-skene", "hierarchical-dawid-skene", "one-coin",
                                 "mace", "easy-hard", "glad", "su-difficulty",
-                                "normal-inverse-gamma"}
+                                "normal-inverse-gamma", "censored-normal-inverse-gamma"}
     assert set(table["data"]) == set(models.FORMATS)
     assert set(table["reliability"]) == {"tempering", "repetitions"}
     assert list(models.available("rankings").index) == ["prirn", "plackett-luce"]

@@ -1,6 +1,6 @@
 """Diagnostics that read traces: convergence (vectorised R-hat / ESS / MCSE estimators and the
 per-variable report), leave-one-item-out cross-validation (:func:`loo`), posterior predictive
-checks for votes, categorical annotations and rankings, paired comparisons of label accuracy
+checks for votes, categorical annotations, rankings and numeric ratings, paired comparisons of label accuracy
 against known truth.
 
 This floor reads traces and data only; it runs no sampler (simulation-based calibration,
@@ -30,6 +30,7 @@ from plausible.diagnostics.ranking_predictive import (
     RankingPredictiveCheck,
     ranking_predictive_check,
 )
+from plausible.diagnostics.rating_predictive import RatingPredictiveCheck, rating_predictive_check
 from plausible.diagnostics.vote_predictive import VotePredictiveCheck, vote_predictive_check
 
 __all__ = [
@@ -37,6 +38,7 @@ __all__ = [
     "ConvergenceDiagnostics",
     "ConvergenceReport",
     "RankingPredictiveCheck",
+    "RatingPredictiveCheck",
     "VotePredictiveCheck",
     "accuracy_study",
     "annotation_predictive_check",
@@ -48,6 +50,7 @@ __all__ = [
     "mcse_mean",
     "paired_differences",
     "paired_label_test",
+    "rating_predictive_check",
     "ranking_predictive_check",
     "rhat",
     "vote_predictive_check",

@@ -94,9 +94,9 @@ def declared_sampler(model: pm.Model) -> SamplerDeclaration | None:
 
 @dataclass(frozen=True)
 class LikelihoodDeclaration:
-    """A model's per-item log-likelihood.
+    """A model's pointwise log-likelihood, per item (per rating for the ratings models).
 
-    ``pointwise(trace) -> xr.DataArray (chain, draw, item)``: for every posterior draw, the
+    ``pointwise(trace) -> xr.DataArray (chain, draw, dim)``: for every posterior draw, the
     factor item ``i``'s annotations contribute to the log posterior — ``gamma log p(y_i |
     theta)`` at reliability ``gamma``, with any per-item latent class summed out (so that
     PSIS-LOO's importance ratios leave exactly item ``i`` out). At ``gamma = 1`` it is the
@@ -104,19 +104,25 @@ class LikelihoodDeclaration:
     multinomial coefficient), so models of the same annotations compare with ``az.compare``.
     ``name``: the variable's name in ``log_likelihood`` and ``observed_data``;
     ``observed``: the annotations as a DataArray (None when PyMC records them itself).
+    ``dim``: ``"item"``, or ``"rating"`` where the item's own parameters are informed by its
+    annotations only, so that leaving the item out defeats PSIS and one annotation is the unit
+    (:func:`plausible.models.ratings.log_likelihood`); then ``observed`` has that dimension.
     """
 
     name: str
     pointwise: Callable
     observed: xr.DataArray | None = None
+    dim: str = "item"
 
 
 def declare_log_likelihood(model: pm.Model, name: str, pointwise: Callable, *,
-                           observed: xr.DataArray | None = None) -> None:
-    """Record the model's per-item log-likelihood (see :class:`LikelihoodDeclaration`)."""
-    setattr(model, _LIKELIHOOD, LikelihoodDeclaration(name, pointwise, observed))
+                           observed: xr.DataArray | None = None, dim: str = "item") -> None:
+    """Record the model's pointwise log-likelihood (see :class:`LikelihoodDeclaration`)."""
+    if dim != "item" and (observed is None or dim not in observed.dims):
+        raise ValueError(f"a log-likelihood per {dim} needs the observed annotations along {dim}")
+    setattr(model, _LIKELIHOOD, LikelihoodDeclaration(name, pointwise, observed, dim))
 
 
 def declared_log_likelihood(model: pm.Model) -> LikelihoodDeclaration | None:
-    """The per-item log-likelihood a model builder declared, if any."""
+    """The pointwise log-likelihood a model builder declared, if any."""
     return getattr(model, _LIKELIHOOD, None)

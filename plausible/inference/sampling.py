@@ -203,10 +203,11 @@ def _with_log_likelihood(trace, model, wanted: bool, budget: int):
 
 def add_log_likelihood(trace: xr.DataTree, model: pm.Model, *, budget: int | None = None
                        ) -> xr.DataTree:
-    """Write ``log_likelihood/<name> (chain, draw, item)`` and ``observed_data/<name>`` into
-    ``trace`` (in place; returned) from the model's :func:`declare_log_likelihood`.
+    """Write ``log_likelihood/<name> (chain, draw, item or rating)`` and
+    ``observed_data/<name>`` into ``trace`` (in place; returned) from the model's
+    :func:`declare_log_likelihood`.
 
-    The pointwise values take ``chains x draws x items`` float64; when that exceeds
+    The pointwise values take ``chains x draws x points`` float64; when that exceeds
     ``budget`` (bytes; default the memory budget), nothing is written and a warning says so.
     A model that declares none raises ``ValueError``.
     """
@@ -214,7 +215,9 @@ def add_log_likelihood(trace: xr.DataTree, model: pm.Model, *, budget: int | Non
     if declaration is None:
         raise ValueError("this model declares no per-item log-likelihood")
     posterior = trace["posterior"]
-    size = 8 * prod(posterior.sizes[d] for d in ("chain", "draw")) * len(model.coords["item"])
+    points = (len(model.coords["item"]) if declaration.dim == "item"
+              else declaration.observed.sizes[declaration.dim])
+    size = 8 * prod(posterior.sizes[d] for d in ("chain", "draw")) * points
     budget = memory.memory_budget(None) if budget is None else budget
     if size > budget:
         warnings.warn(f"the per-item log-likelihood would take {memory.format_bytes(size)}, more "

@@ -43,6 +43,7 @@ from scipy import special, stats
 from plausible.data.validation import fmt, positive, raise_first
 from plausible.data.ratings import Ratings, RatingSummary
 from plausible.inference.nig_gibbs import draw_nig
+from plausible.maths.normal_inverse_gamma import conjugate_update
 
 CLASSES = ("below", "at_or_above")
 """Classes of the thresholded plausibility: ``mu < t`` and ``mu >= t``."""
@@ -84,21 +85,6 @@ class NIGPrior:
 
     def as_dict(self) -> dict[str, float]:
         return {"mu0": self.mu0, "kappa0": self.kappa0, "alpha0": self.alpha0, "beta0": self.beta0}
-
-
-def conjugate_update(mu0, kappa0, alpha0, beta0, count, weight, mean, sum_sq_dev, reliability=1.0):
-    """NIG posterior parameters ``(kappa_n, mu_n, alpha_n, beta_n)`` (module docstring).
-
-    Plain arithmetic, so it works on numpy arrays and on pytensor tensors alike.
-    ``count`` ``n``, ``weight`` ``sum_j weight_j`` (``= n`` unweighted), ``mean`` the
-    (weighted) item mean, ``sum_sq_dev`` the (weighted) sum of squared deviations from it.
-    """
-    w = reliability * weight
-    kappa_n = kappa0 + w
-    mu_n = (kappa0 * mu0 + w * mean) / kappa_n
-    alpha_n = alpha0 + 0.5 * reliability * count
-    beta_n = beta0 + 0.5 * reliability * sum_sq_dev + 0.5 * kappa0 * w * (mean - mu0) ** 2 / kappa_n
-    return kappa_n, mu_n, alpha_n, beta_n
 
 
 def check_threshold(threshold) -> float:

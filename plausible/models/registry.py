@@ -21,7 +21,8 @@ import pandas as pd
 import pymc as pm
 
 from plausible.models import (annotator_beta, dawid_skene, dirichlet, easy_hard, glad,
-                              plackett_luce, prirn, ratings, su_difficulty)
+                              plackett_luce, prirn, ratings, ratings_censored,
+                              su_difficulty)
 
 FORMATS = ("votes", "rankings", "labels", "ratings")
 """Annotation formats, matching the containers ``Votes``, ``Rankings``, ``Labels``, ``Ratings``."""
@@ -40,7 +41,7 @@ class ModelEntry:
     slots the model's candidate form needs, None without one) and ``shard_options(data,
     **options)`` (the options with whatever depends on all items fixed, for sharding),
     ``replicate(trace, data, draws=, seed=)`` (replicated annotations in the observed design,
-    for the posterior predictive checks of label models).
+    for the posterior predictive checks of label and ratings models).
     """
 
     name: str
@@ -100,7 +101,12 @@ ENTRIES = (
                replicate=su_difficulty.replicate_labels),
     ModelEntry("normal-inverse-gamma", ratings.build, "ratings", "tempering", True,
                "Normal-Inverse-Gamma ratings thresholded into two classes, exact NIG draws",
-               required=("threshold",), shard_options=ratings.shard_options),
+               required=("threshold",), shard_options=ratings.shard_options,
+               replicate=ratings.replicate_ratings),
+    ModelEntry("censored-normal-inverse-gamma", ratings_censored.build, "ratings", "repetitions",
+               False, "NIG ratings censored at the scale's ends (and recorded to a "
+               "resolution), learned hyper-parameters: Gibbs with data augmentation",
+               required=("threshold",), replicate=ratings_censored.replicate_ratings),
 )
 _BY_NAME = {entry.name: entry for entry in ENTRIES}
 

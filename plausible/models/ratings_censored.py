@@ -1,0 +1,312 @@
+"""Normal–Inverse-Gamma ratings censored at the ends of the rating scale and recorded to a
+resolution: the ratings model for sliders with a floor (Snow et al.'s emotion ratings, 0..100,
+57–74 % of them exactly 0).
+
+Each rating ``x_r`` of item ``i`` reports a latent intensity ``y_r ~ N(mu_i, sigma2_i)``:
+
+* **censored** (default) at the declared scale ``[l, u]``: a rating at the floor says only
+  ``y_r <= l``, one at the ceiling ``y_r > u`` (a Tobit likelihood). The Gaussian model of
+  :mod:`plausible.models.ratings` instead puts the floor's pile of ratings at ``y_r = 0``
+  exactly, so ten zeros drive an item's ``sigma2`` to 0 and its replicated ratings below the
+  floor;
+* **recorded to a resolution** ``h`` (``resolution=h``; e.g. 1 for integer sliders): every
+  rating says ``y_r`` lies within ``h/2`` of it (the floor's interval reaches down to
+  ``-inf``, the ceiling's up to ``inf`` when censored). Without a resolution the interior
+  ratings are exact values (a density), with one they are probabilities of their intervals,
+  so models of the same recorded ratings compare with LOO whether or not they censor.
+
+``censored=False`` keeps the Gaussian (on the real line), with or without a resolution: the
+base model of the comparison on the same observation scale. The intervals are
+:func:`rating_bins`.
+
+The item parameters have the NIG prior ``sigma2_i ~ InvGamma(alpha0, beta0)``, ``mu_i |
+sigma2_i ~ N(mu0, sigma2_i / kappa0)``; the hyper-parameters are fixed (an
+:class:`~plausible.models.ratings_nig.NIGPrior`) or sampled (``prior="hierarchical"``,
+default) under conjugate hyper-priors scaled to the data (:func:`default_hyperprior`).
+Reliability ``gamma`` repeats every rating ``gamma`` times (a whole number).
+
+**Plausibility** as in the Gaussian model: at threshold ``t`` the classes ``below`` and
+``at_or_above`` get ``(Phi((t - mu_i)/sigma_i), 1 - Phi((t - mu_i)/sigma_i))`` per draw, and the
+top-1 class is ``[mu_i >= t]``: the latent intensity's mean, on the scale's units, below or above
+``t``. An item every rater put at the floor has ``mu_i`` below the floor, as far as the
+population allows.
+
+Inference: the compiled route is the Gibbs sampler with data augmentation of
+:mod:`plausible.inference.censored_nig_sampler` (exact NIG draws of the items given the latent
+values); ``compiled=False`` leaves the PyMC model (intervals in the likelihood, nothing
+augmented) to NUTS, the independent check. :func:`log_likelihood` is ``gamma sum_r log P(x_r |
+mu_i, sigma2_i)`` per rating (the interval probability, or the density of an exact rating), and
+:func:`replicate_ratings` replicates the recorded ratings for the predictive checks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+import xarray as xr
+
+from plausible.data.ratings import Ratings
+from plausible.data.validation import fmt, positive, positive_integer
+from plausible.diagnostics.annotation_predictive import thinned_draws
+from plausible.inference.censored_nig_sampler import (DEFAULT_THIN, DEFAULT_TUNE,
+                                                      HYPERPARAMETERS, Hyperprior,
+                                                      sample_censored_nig)
+from plausible.inference.declarations import declare_log_likelihood, declare_sampler
+from plausible.maths.normal_intervals import log_interval_probability
+from plausible.metrics.chunks import iter_sample_blocks
+from plausible.models.ratings import threshold_plausibility
+from plausible.models.ratings_nig import CLASSES, NIGPrior, check_threshold
+
+
+def check_scale(ratings: Ratings, scale) -> tuple[float, float]:
+    """``(low, high)`` from ``scale`` or the ratings' declared scale; ``ValueError`` when
+    neither is given or a rating lies outside."""
+    scale = ratings.scale if scale is None else scale
+    if scale is None:
+        raise ValueError("censoring needs the rating scale (low, high): declare it on the "
+                         "ratings or pass scale= (--scale on the command line)")
+    low, high = float(scale[0]), float(scale[1])
+    if not (np.isfinite(low) and np.isfinite(high) and low < high):
+        raise ValueError(f"scale must be finite (low, high) with low < high, got {scale!r}")
+    outside = (ratings.score < low) | (ratings.score > high)
+    if outside.any():
+        k = int(np.argmax(outside))
+        raise ValueError(f"item {fmt(ratings.items[ratings.item[k]])}, annotator "
+                         f"{fmt(ratings.annotators[ratings.annotator[k]])}: score "
+                         f"{ratings.score[k]:g} outside the scale [{low:g}, {high:g}]")
+    return low, high
+
+
+def rating_bins(ratings: Ratings, *, scale=None, resolution: float | None = None,
+                censored: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """``(lower, upper)`` float64 ``(rating,)``: the interval ``(lower, upper]`` of each
+    rating's latent value (``lower == upper``: known exactly), as the module describes."""
+    score = ratings.score
+    if resolution is None:
+        lower, upper = score.copy(), score.copy()
+    else:
+        half = 0.5 * positive("resolution", resolution)
+        lower, upper = score - half, score + half
+    if censored:
+        low, high = check_scale(ratings, scale)
+        lower = np.where(score <= low, -np.inf, lower)
+        upper = np.where(score >= high, np.inf, upper)
+        if resolution is None:
+            upper = np.where(score <= low, low, upper)
+            lower = np.where(score >= high, high, lower)
+    return lower, upper
+
+
+def default_hyperprior(ratings: Ratings) -> Hyperprior:
+    """Weakly informative conjugate hyper-priors scaled to the data: with ``m`` the mean of the
+    item means, ``s`` the sd of all ratings and ``s_w^2`` the pooled within-item variance,
+    ``mu0 ~ N(m, (2 s)^2)``, ``kappa0 ~ Gamma(1, 1)`` (a prior "sample size" near 1),
+    ``alpha0 ~ Gamma(2, 0.5)`` and ``beta0 ~ Gamma(1, 1 / (2 s_w^2))`` (exponential, mean
+    ``2 s_w^2``)."""
+    count, mean, ss = ratings.per_item()
+    dof = (count - 1).sum()
+    spread = float(np.std(ratings.score)) or 1.0
+    within = float(ss.sum() / dof) if dof > 0 and ss.sum() > 0 else spread**2
+    return Hyperprior(mu0_mean=float(mean.mean()), mu0_sd=2 * spread, kappa0=(1.0, 1.0),
+                      alpha0=(2.0, 0.5), beta0=(1.0, 1.0 / (2 * within)))
+
+
+def _log_likelihood_terms(lower: np.ndarray, upper: np.ndarray, loc, sd):
+    """pytensor ``log P(x_r | loc_r, sd_r)`` ``(rating,)``: the density of an exact rating,
+    ``log Phi`` of a floor's or a ceiling's open interval, and ``log(Phi(b) - Phi(a))`` of a
+    finite one with both ends moved into the lower tail (as
+    :mod:`plausible.maths.normal_intervals` does). The groups are split before any infinity
+    enters the graph, whose gradient would otherwise be ``nan``."""
+    standard = pm.Normal.dist(0.0, 1.0)
+    terms = pt.zeros(lower.size)
+    exact = lower == upper
+    floor, ceiling = np.isneginf(lower), np.isposinf(upper)
+    finite = ~exact & ~floor & ~ceiling
+    if exact.any():
+        terms = pt.set_subtensor(terms[exact], pm.logp(pm.Normal.dist(loc[exact], sd[exact]),
+                                                       lower[exact]))
+    if floor.any():
+        terms = pt.set_subtensor(terms[floor], pm.logcdf(standard, (upper[floor] - loc[floor])
+                                                         / sd[floor]))
+    if ceiling.any():
+        terms = pt.set_subtensor(terms[ceiling], pm.logcdf(
+            standard, (loc[ceiling] - lower[ceiling]) / sd[ceiling]))
+    if finite.any():
+        a = (lower[finite] - loc[finite]) / sd[finite]
+        b = (upper[finite] - loc[finite]) / sd[finite]
+        flip = a > 0
+        a, b = pt.switch(flip, -b, a), pt.switch(flip, -a, b)
+        terms = pt.set_subtensor(terms[finite], pm.math.logdiffexp(pm.logcdf(standard, b),
+                                                                   pm.logcdf(standard, a)))
+    return terms
+
+
+def build(ratings: Ratings, *, threshold: float, scale=None, resolution: float | None = None,
+          censored: bool = True, prior="hierarchical", reliability: int = 1,
+          compiled: bool = True) -> pm.Model:
+    """PyMC model of censored (and/or rounded) NIG ratings (module).
+
+    Parameters
+    ----------
+    ratings : Ratings
+        Long ratings; ``ratings.scale`` is the censoring scale unless ``scale`` is given.
+    threshold : float
+        ``t`` of the classes ``below`` and ``at_or_above``.
+    scale : (low, high), optional
+        The rating scale's ends (needed when ``censored``).
+    resolution : float, optional
+        ``h``: ratings were recorded to ``h`` (1 for an integer slider).
+    censored : bool
+        Censor at the scale's ends; False keeps the Gaussian.
+    prior : "hierarchical", NIGPrior or Hyperprior
+        Sampled hyper-parameters under :func:`default_hyperprior` (or the given
+        :class:`~plausible.inference.censored_nig_sampler.Hyperprior`), or fixed ones (a proper
+        ``NIGPrior``).
+    reliability : int
+        ``gamma``, a whole number of repetitions of every rating.
+    compiled : bool
+        :func:`plausible.sample` runs the Gibbs sampler with augmentation; False leaves the
+        model to NUTS.
+
+    Free variables: ``mu``, ``sigma2`` ``(item,)`` and the sampled ``mu0, kappa0, alpha0,
+    beta0``; ``plausibility (item, class)``.
+    """
+    if not isinstance(ratings, Ratings):
+        raise TypeError(f"build needs a Ratings, got {type(ratings).__name__}")
+    threshold = check_threshold(threshold)
+    gamma = positive_integer("reliability", reliability,
+                             "the augmented sampler repeats every rating gamma times")
+    lower, upper = rating_bins(ratings, scale=scale, resolution=resolution, censored=censored)
+    if isinstance(prior, str):
+        if prior != "hierarchical":
+            raise ValueError(f"prior must be 'hierarchical', a Hyperprior or an NIGPrior, got {prior!r}")
+        prior = default_hyperprior(ratings)
+    if isinstance(prior, NIGPrior):
+        if not prior.proper:
+            raise ValueError("the censored ratings model needs a proper NIG prior "
+                             "(kappa0, alpha0, beta0 > 0)")
+        fixed, hyperprior = prior.as_dict(), None
+    elif isinstance(prior, Hyperprior):
+        fixed, hyperprior = None, prior
+    else:
+        raise TypeError(f"prior must be 'hierarchical', a Hyperprior or an NIGPrior, got "
+                        f"{type(prior).__name__}")
+
+    recorded = recording(ratings, scale=scale, resolution=resolution, censored=censored)
+    with pm.Model(coords={"item": ratings.items, "class": list(CLASSES)}) as model:
+        pm.Data("reliability", float(gamma))
+        t = pm.Data("threshold", threshold)
+        for name, value in recorded.items():
+            pm.Data(name, value)
+        if fixed is not None:
+            hyper = {name: pm.Data(name, value) for name, value in fixed.items()}
+        else:
+            hyper = {"mu0": pm.Normal("mu0", hyperprior.mu0_mean, hyperprior.mu0_sd)}
+            for name in ("kappa0", "alpha0", "beta0"):
+                shape, rate = getattr(hyperprior, name)
+                hyper[name] = pm.Gamma(name, alpha=shape, beta=rate)
+        sigma2 = pm.InverseGamma("sigma2", alpha=hyper["alpha0"], beta=hyper["beta0"], dims="item")
+        mu = pm.Normal("mu", mu=hyper["mu0"], sigma=pt.sqrt(sigma2 / hyper["kappa0"]), dims="item")
+        loc, sd = mu[ratings.item], pt.sqrt(sigma2)[ratings.item]
+        pm.Potential("ratings", gamma * _log_likelihood_terms(lower, upper, loc, sd).sum())
+        pm.Deterministic("plausibility", threshold_plausibility(mu, sigma2, t),
+                         dims=("item", "class"))
+    if compiled:
+        hyper_bytes = 0 if fixed is not None else 8 * len(HYPERPARAMETERS)
+        declare_sampler(model, _sample, form="dense",
+                        nbytes_per_draw=8 * 4 * ratings.n_items + hyper_bytes,
+                        ratings=ratings, lower=lower, upper=upper, repetitions=gamma,
+                        threshold=threshold, prior=hyperprior, fixed=fixed, recorded=recorded)
+    declare_log_likelihood(model, "ratings", lambda trace: log_likelihood(trace, ratings, lower, upper),
+                           observed=ratings.to_dataarray(), dim="rating")
+    return model
+
+
+def _sample(ratings: Ratings, lower, upper, repetitions: int, threshold: float, prior, fixed,
+            recorded: dict, *,
+            draws: int, chains: int, seed, cores, tune: int = DEFAULT_TUNE,
+            thin: int = DEFAULT_THIN) -> xr.DataTree:
+    """The compiled route of :func:`build`: the augmented Gibbs sampler's draws as a trace."""
+    out = sample_censored_nig(np.tile(ratings.item, repetitions), np.tile(lower, repetitions),
+                              np.tile(upper, repetitions), ratings.n_items, prior=prior,
+                              fixed=fixed, draws=draws, tune=tune, chains=chains, seed=seed,
+                              cores=cores, thin=thin)
+    item_dims = ("chain", "draw", "item")
+    data = {name: (item_dims if value.ndim == 3 else ("chain", "draw"), value)
+            for name, value in out.items()}
+    data["plausibility"] = (item_dims + ("class",),
+                            threshold_plausibility(out["mu"], out["sigma2"], threshold))
+    posterior = xr.Dataset(data, coords={"chain": np.arange(chains), "draw": np.arange(draws),
+                                         "item": ratings.items, "class": list(CLASSES)},
+                           attrs={"sampler": "plausible.inference.censored_nig_sampler",
+                                  "tune": tune, "thin": thin})
+    constant = xr.Dataset({"reliability": float(repetitions), "threshold": threshold, **recorded})
+    if fixed is not None:
+        constant = constant.assign(fixed)
+    return xr.DataTree.from_dict({"posterior": posterior, "constant_data": constant})
+
+
+def log_likelihood(trace, ratings: Ratings, lower, upper) -> xr.DataArray:
+    """Per-rating ``gamma log P(x_r | mu_i, sigma2_i)``, ``(chain, draw, rating)``: the
+    interval probability of every rating (the density of an exact one), in blocks of draws.
+    Per rating, as for the Gaussian model (:func:`plausible.models.ratings.log_likelihood`
+    says why)."""
+    posterior = trace["posterior"]
+    gamma = float(trace["constant_data"]["reliability"])
+    shape = (posterior.sizes["chain"], posterior.sizes["draw"])
+    out = np.empty((shape[0] * shape[1], ratings.n_ratings))
+    mu = posterior["mu"].transpose("chain", "draw", "item")
+    sigma2 = posterior["sigma2"].transpose("chain", "draw", "item")
+    for samples, index in iter_sample_blocks(shape, 4 * ratings.n_ratings):
+        loc = np.asarray(mu.data[index])[:, ratings.item]
+        sd = np.sqrt(np.asarray(sigma2.data[index]))[:, ratings.item]
+        out[samples] = gamma * log_interval_probability(lower, upper, loc, sd)
+    return xr.DataArray(out.reshape(*shape, ratings.n_ratings), dims=("chain", "draw", "rating"),
+                        coords={"chain": posterior["chain"].values,
+                                "draw": posterior["draw"].values,
+                                **ratings.to_dataarray().coords})
+
+
+RECORDING = ("censor_low", "censor_high", "resolution", "grid_anchor")
+"""How latent values become recorded ratings, in ``constant_data``: clipped to ``[censor_low,
+censor_high]`` (infinite without censoring), rounded to multiples of ``resolution`` from
+``grid_anchor`` (no rounding at resolution 0)."""
+
+
+def recording(ratings: Ratings, *, scale=None, resolution: float | None = None,
+              censored: bool = True) -> dict[str, float]:
+    """The :data:`RECORDING` values of the model's options."""
+    low, high = check_scale(ratings, scale) if censored else (-np.inf, np.inf)
+    declared = scale if scale is not None else ratings.scale
+    anchor = float(declared[0]) if declared is not None else 0.0
+    return {"censor_low": low, "censor_high": high,
+            "resolution": 0.0 if resolution is None else positive("resolution", resolution),
+            "grid_anchor": anchor}
+
+
+def record(latent, *, censor_low: float, censor_high: float, resolution: float,
+           grid_anchor: float) -> np.ndarray:
+    """Latent values as recorded (:data:`RECORDING`): rounded to the grid, then clipped."""
+    out = np.asarray(latent, dtype=np.float64)
+    if resolution > 0:
+        out = grid_anchor + resolution * np.round((out - grid_anchor) / resolution)
+    return np.clip(out, censor_low, censor_high)
+
+
+def replicate_ratings(trace, ratings: Ratings, *, draws: int = 500, seed: int | None = None
+                      ) -> np.ndarray:
+    """Replicated ratings in the observed design, float ``(sample, rating)``: for each of
+    ``draws`` thinned draws, ``y_r ~ N(mu_i, sigma2_i)`` recorded by :func:`record` as the
+    trace's ``constant_data`` says."""
+    posterior = trace["posterior"]
+    chain, draw = thinned_draws(posterior, draws)
+    mu = posterior["mu"].transpose("chain", "draw", "item").values[chain, draw]
+    sd = np.sqrt(posterior["sigma2"].transpose("chain", "draw", "item").values[chain, draw])
+    latent = np.random.default_rng(seed).normal(mu[:, ratings.item], sd[:, ratings.item])
+    constant = trace["constant_data"]
+    return record(latent, **{name: float(constant[name]) for name in RECORDING})
+
+
+__all__ = ["RECORDING", "build", "check_scale", "default_hyperprior", "log_likelihood",
+           "rating_bins", "record", "recording", "replicate_ratings"]
