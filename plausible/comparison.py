@@ -221,7 +221,9 @@ def _loo_table(fits, convergence, notes) -> pd.DataFrame:
     table = table.assign(**{f"share_k_above_{PARETO_K}": pd.Series(share)})
     for name, value in share.items():
         if value > 0:
-            notes.append(f"{name}: {value:.0%} of items have Pareto k > {PARETO_K} (their LOO "
+            [pointwise] = fits[name].trace["log_likelihood"].data_vars.values()
+            unit = "ratings" if "rating" in pointwise.dims else "items"  # ratings: per rating
+            notes.append(f"{name}: {value:.0%} of {unit} have Pareto k > {PARETO_K} (their LOO "
                          "terms are unreliable)")
     return table[columns].rename_axis("model")
 
