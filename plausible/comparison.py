@@ -50,7 +50,9 @@ class Comparison:
     table of the converged models with ``share_k_above_0.7``; ``checks``: one row per model
     and statistic (``entries``, ``missed``, ``extreme_p_value`` — the mid p-value furthest
     from 1/2, ``worst_entry``); ``convergence`` and ``certainty``: one row per model;
-    ``notes``: what could not be computed, and ArviZ's warnings."""
+    ``notes``: what could not be computed, and ArviZ's warnings; ``predictive``: name -> the
+    model's :class:`~plausible.aggregation.Check` as computed here (its replicated statistics,
+    intervals and mid p-values, without checking again)."""
 
     fits: dict[str, Aggregation]
     loo: pd.DataFrame
@@ -58,6 +60,7 @@ class Comparison:
     convergence: pd.DataFrame
     certainty: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+    predictive: dict = field(default_factory=dict)
 
     @property
     def table(self) -> pd.DataFrame:
@@ -160,11 +163,11 @@ def compare(data, models, *, seed: int | None = 0, draws: int = 1000, chains: in
     annotations = as_annotations(data, **columns)
     for model, _ in candidates.values():  # refuse a bad request before fitting anything
         data_for_model(annotations, registry.entry(model))
-    fits, checks, convergence, certainty, notes = {}, [], {}, {}, []
+    fits, checks, convergence, certainty, notes, predictive = {}, [], {}, {}, [], {}
     for name, (model, options) in candidates.items():
         fit = aggregate(annotations, model, seed=seed, draws=draws, chains=chains, **options)
         fits[name] = fit
-        check = fit.check(draws=check_draws, seed=seed)
+        check = predictive[name] = fit.check(draws=check_draws, seed=seed)
         if check.predictive is None:
             notes.append(f"{name}: no posterior predictive check ({check.predictive_note})")
         checks += _check_rows(name, check)
@@ -181,7 +184,7 @@ def compare(data, models, *, seed: int | None = 0, draws: int = 1000, chains: in
                                 index=pd.MultiIndex.from_tuples([], names=["model", "statistic"])))
     return Comparison(fits, loo, check_table,
                       pd.DataFrame(convergence).T.rename_axis("model"),
-                      pd.DataFrame(certainty).T.rename_axis("model"), notes)
+                      pd.DataFrame(certainty).T.rename_axis("model"), notes, predictive)
 
 
 def _pareto_warning(caught) -> bool:
