@@ -13,8 +13,8 @@ reliability ``gamma``. Each sweep draws, exactly and vectorised over items and a
    ``x`` on items in state ``s``), and ``w | states ~ Dirichlet(1 + m)`` (``m_s`` the items in
    state ``s``);
 2. ``s_i | theta, w`` from ``p_is ∝ w_s exp(gamma L_is)``, ``L_is = sum_{k: i_k = i} log
-   theta_{j_k}[s, x_k]`` (one sparse product of the item-by-label incidence with the labels'
-   log-probabilities).
+   theta_{j_k}[s, x_k]`` (one sparse product of the item's label counts per annotator and
+   label with ``log theta``).
 
 A kept draw stores ``w``, ``theta`` and the plausibilities ``lambda_ic = p_i,2c + p_i,2c+1``
 (the class probabilities given that draw's parameters, Rao–Blackwellised over the state).
@@ -29,7 +29,6 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 import xarray as xr
-from scipy.special import log_softmax
 
 from plausible.data.labels import Labels
 from plausible.inference.chains import available_cores, run_chains
@@ -57,7 +56,7 @@ def start_states(labels: Labels) -> np.ndarray:
     return 2 * majority + (~unanimous)
 
 
-def _chain(seed, labels, incidence, prior, gamma, tune, thin, weights_out, theta_out,
+def _chain(seed, labels, pair_counts, prior, gamma, tune, thin, weights_out, theta_out,
            plaus_out, *, stop):
     rng = np.random.default_rng(seed)
     J, S, C = labels.n_annotators, prior.shape[0], labels.n_classes
@@ -73,9 +72,10 @@ def _chain(seed, labels, incidence, prior, gamma, tune, thin, weights_out, theta
         log_theta[:, 0::2] = log_dirichlet_draws(rng, prior[0::2] + gamma * n[:, 0::2].sum(0))
         log_theta[:, 1::2] = log_dirichlet_draws(rng, prior[1::2] + gamma * n[:, 1::2])
         log_w = log_dirichlet_draws(rng, 1.0 + np.bincount(states, minlength=S))
-        L = incidence @ log_theta[labels.annotator, :, labels.label]  # (item, state)
-        log_p = log_softmax(log_w + gamma * L, axis=1)
-        p = np.exp(log_p)
+        L = pair_counts @ log_theta.transpose(0, 2, 1).reshape(J * C, S)  # (item, state)
+        p = log_w + gamma * L
+        p = np.exp(p - p.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
         states = categorical_draws(rng, p)
         kept = t - tune
         if kept >= 0 and (kept + 1) % thin == 0:
@@ -83,6 +83,16 @@ def _chain(seed, labels, incidence, prior, gamma, tune, thin, weights_out, theta
             weights_out[d] = np.exp(log_w)
             theta_out[d] = np.exp(log_theta)
             plaus_out[d] = p.reshape(-1, C, 2).sum(axis=2)
+
+
+def pair_counts(labels: Labels) -> sp.csr_matrix:
+    """``(item, annotator * C + label)``: how many times each annotator gave each label to
+    each item, so that ``L_is = sum_k log theta_{j_k}[s, x_k]`` is one sparse product with
+    ``log theta`` arranged ``(annotator * C + label, state)``."""
+    C = labels.n_classes
+    return sp.csr_matrix((np.ones(labels.n_annotations),
+                          (labels.item, labels.annotator * C + labels.label)),
+                         shape=(labels.n_items, labels.n_annotators * C))
 
 
 def incidence_matrix(labels: Labels) -> sp.csr_matrix:
@@ -107,8 +117,7 @@ def sample_easy_hard(labels: Labels, *, prior: np.ndarray, reliability: float = 
     weights = np.empty((chains, draws, S))
     theta = np.empty((chains, draws, J, S, C))
     plausibility = np.empty((chains, draws, labels.n_items, C), dtype=dtype)
-    incidence = incidence_matrix(labels)
-    jobs = [(seed_c, labels, incidence, prior, float(reliability), int(tune), int(thin),
+    jobs = [(seed_c, labels, pair_counts(labels), prior, float(reliability), int(tune), int(thin),
              weights[c], theta[c], plausibility[c])
             for c, seed_c in enumerate(np.random.SeedSequence(seed).spawn(chains))]
     run_chains(_chain, jobs, min(chains, available_cores() if cores is None else int(cores)))
@@ -130,4 +139,4 @@ def subclass_names(classes) -> list[str]:
     return [f"{c} {kind}" for c in classes for kind in ("easy", "hard")]
 
 
-__all__ = ["incidence_matrix", "sample_easy_hard", "start_states", "subclass_names"]
+__all__ = ["incidence_matrix", "pair_counts", "sample_easy_hard", "start_states", "subclass_names"]
