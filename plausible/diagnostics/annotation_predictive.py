@@ -31,7 +31,7 @@ import pandas as pd
 from scipy import sparse
 
 from plausible.data.labels import Labels
-from plausible.diagnostics.vote_predictive import mid_p_value
+from plausible.diagnostics.predictive_statistics import mid_p_value
 
 STATISTICS = ("pattern", "votes", "annotator_rate", "agreement")
 

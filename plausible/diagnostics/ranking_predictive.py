@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from plausible.diagnostics.vote_predictive import mid_p_value
+from plausible.diagnostics.predictive_statistics import StatisticsSummary, mid_p_value
 from plausible.metrics.storage import to_dense
 
 STATISTICS = ("pair_top_agreement", "first_block_has_irn_top1", "mean_distinct_first_choices")
@@ -106,7 +106,7 @@ def _statistics(labels, blocks, owner, n_items, n_classes):
 
 
 @dataclass(frozen=True)
-class RankingPredictiveCheck:
+class RankingPredictiveCheck(StatisticsSummary):
     """Observed vs replicated statistics, per-item p-values of pair agreement and the
     observed block-size distribution."""
 
@@ -114,16 +114,6 @@ class RankingPredictiveCheck:
     observed_statistics: pd.Series
     item_p_values: xr.DataArray
     block_sizes: pd.Series
-
-    @property
-    def p_values(self) -> pd.Series:
-        return mid_p_value(self.replicated_statistics, self.observed_statistics)
-
-    def summary(self) -> pd.DataFrame:
-        rep = self.replicated_statistics
-        return pd.DataFrame({"observed": self.observed_statistics,
-                             "replicated_5%": rep.quantile(0.05),
-                             "replicated_95%": rep.quantile(0.95), "p_value": self.p_values})
 
 
 def ranking_predictive_check(trace, rankings, *, draws: int = 200, seed: int | None = None,

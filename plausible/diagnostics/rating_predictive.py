@@ -12,7 +12,7 @@ dataset statistics:
   of the items' mean ratings.
 
 Mid p-values ``P(T_rep > T_obs) + P(T_rep = T_obs) / 2`` as for votes
-(:func:`plausible.diagnostics.vote_predictive.mid_p_value`); values near 0 or 1 flag misfit.
+(:func:`plausible.diagnostics.predictive_statistics.mid_p_value`); values near 0 or 1 flag misfit.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from plausible.data.ratings import Ratings
-from plausible.diagnostics.vote_predictive import mid_p_value
+from plausible.diagnostics.predictive_statistics import StatisticsSummary
 
 
 def _statistics(ratings: Ratings, scores: np.ndarray, scale) -> dict[str, np.ndarray]:
@@ -51,7 +51,7 @@ def _statistics(ratings: Ratings, scores: np.ndarray, scale) -> dict[str, np.nda
 
 
 @dataclass(frozen=True)
-class RatingPredictiveCheck:
+class RatingPredictiveCheck(StatisticsSummary):
     """Observed vs replicated statistics (module); ``replicated`` ratings ``(sample,
     rating)``."""
 
@@ -59,18 +59,7 @@ class RatingPredictiveCheck:
     replicated_statistics: pd.DataFrame
     observed_statistics: pd.Series
 
-    @property
-    def p_values(self) -> pd.Series:
-        """Mid p-value per statistic."""
-        return mid_p_value(self.replicated_statistics, self.observed_statistics)
-
-    def summary(self) -> pd.DataFrame:
-        """Observed value, replicated 2.5–97.5 % interval and mid p-value per statistic."""
-        rep = self.replicated_statistics
-        return pd.DataFrame({"observed": self.observed_statistics,
-                             "replicated_2.5%": rep.quantile(0.025),
-                             "replicated_97.5%": rep.quantile(0.975),
-                             "p_value": self.p_values})
+    INTERVAL = (0.025, 0.975)
 
 
 def rating_predictive_check(ratings: Ratings, replicated, *, scale=None

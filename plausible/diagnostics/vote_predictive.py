@@ -19,14 +19,12 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from plausible.diagnostics.predictive_statistics import StatisticsSummary, mid_p_value
 from plausible.metrics.plausibility import as_plausibility
 
 STATISTICS = ("mean_top_share", "unanimous_fraction", "mean_distinct_classes")
 
 
-def mid_p_value(replicated, observed, axis=0):
-    """``P(T_rep > T_obs) + P(T_rep = T_obs) / 2`` over ``axis`` of the replicates."""
-    return (replicated > observed).mean(axis=axis) + 0.5 * (replicated == observed).mean(axis=axis)
 
 
 def _statistics(votes: np.ndarray) -> dict[str, np.ndarray]:
@@ -42,7 +40,7 @@ def _statistics(votes: np.ndarray) -> dict[str, np.ndarray]:
 
 
 @dataclass(frozen=True)
-class VotePredictiveCheck:
+class VotePredictiveCheck(StatisticsSummary):
     """Observed vs replicated statistics; ``replicated`` votes are ``(sample, item, class)``."""
 
     replicated: xr.DataArray
@@ -51,22 +49,6 @@ class VotePredictiveCheck:
     observed_statistics: pd.Series
     item_p_values: xr.DataArray
 
-    @property
-    def p_values(self) -> pd.Series:
-        """Mid p-value per dataset statistic."""
-        return mid_p_value(self.replicated_statistics, self.observed_statistics)
-
-    def summary(self) -> pd.DataFrame:
-        """Observed value, replicated 5-95 % interval and p-value per statistic."""
-        rep = self.replicated_statistics
-        return pd.DataFrame(
-            {
-                "observed": self.observed_statistics,
-                "replicated_5%": rep.quantile(0.05),
-                "replicated_95%": rep.quantile(0.95),
-                "p_value": self.p_values,
-            }
-        )
 
 def vote_predictive_check(trace, *, draws: int = 500, seed: int | None = None) -> VotePredictiveCheck:
     """Replicate the votes from ``draws`` posterior draws (evenly thinned) of a vote-model trace.
