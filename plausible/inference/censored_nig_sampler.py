@@ -31,9 +31,10 @@ each repetition with a latent value of its own. One sweep, vectorised over items
 4. ``(mu_i, sigma2_i) | y, hyper`` exactly from the NIG full conditional
    (:func:`plausible.maths.normal_inverse_gamma.conjugate_update` on the completed ratings).
 
-Steps 2–3 integrate out the latent values they do not condition on and are followed by the
-draw of those values, so every step leaves the joint posterior invariant. With fixed
-hyper-parameters step 1 and the shift are skipped.
+Step 2's moves leave the posterior with the latent values integrated out invariant, and step 3
+then draws those values afresh from their conditional, so the sweep leaves the joint posterior
+invariant. With fixed hyper-parameters step 1 and the shift are skipped.
+
 Kept draws store ``mu``, ``sigma2``, the sampled hyper-parameters and the two-class
 plausibility at the threshold (:func:`plausible.models.ratings.threshold_plausibility`).
 Chains start from the items' means and variances, with the hyper-parameters and the item means
@@ -96,7 +97,7 @@ def _alpha0_step(rng, a, args):
 
 
 def _draw_hyper(rng, hyper: dict, prior: Hyperprior, mu, log_sigma2) -> None:
-    """Step 3 of the module: the hyper-parameters given the items' ``(mu, sigma2)``, in place
+    """Step 1 of the module: the hyper-parameters given the items' ``(mu, sigma2)``, in place
     (``alpha0`` with ``beta0`` integrated out, then ``beta0`` given it)."""
     n = mu.size
     inv_sigma2 = np.exp(-log_sigma2)

@@ -48,13 +48,13 @@ import xarray as xr
 
 from plausible.data.ratings import Ratings
 from plausible.data.validation import fmt, positive, positive_integer
-from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.inference.censored_nig_sampler import (DEFAULT_THIN, DEFAULT_TUNE,
                                                       HYPERPARAMETERS, Hyperprior,
                                                       sample_censored_nig)
 from plausible.inference.declarations import declare_log_likelihood, declare_sampler
 from plausible.maths.normal_intervals import log_interval_probability
 from plausible.metrics.chunks import iter_sample_blocks
+from plausible.models.ratings import replicate_ratings as gaussian_replicates
 from plausible.models.ratings import threshold_plausibility
 from plausible.models.ratings_nig import CLASSES, NIGPrior, check_threshold
 
@@ -82,20 +82,21 @@ def rating_bins(ratings: Ratings, *, scale=None, resolution: float | None = None
                 censored: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """``(lower, upper)`` float64 ``(rating,)``: the interval ``(lower, upper]`` of each
     rating's latent value (``lower == upper``: known exactly), as the module describes."""
-    score = ratings.score
-    if resolution is None:
-        lower, upper = score.copy(), score.copy()
-    else:
-        half = 0.5 * positive("resolution", resolution)
-        lower, upper = score - half, score + half
-    if censored:
-        low, high = check_scale(ratings, scale)
-        lower = np.where(score <= low, -np.inf, lower)
-        upper = np.where(score >= high, np.inf, upper)
-        if resolution is None:
-            upper = np.where(score <= low, low, upper)
-            lower = np.where(score >= high, high, lower)
-    return lower, upper
+    return _intervals(ratings.score, **recording(ratings, scale=scale, resolution=resolution,
+                                                 censored=censored))
+
+
+def _intervals(score, *, censor_low: float, censor_high: float, resolution: float,
+               grid_anchor: float) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`rating_bins` from the :data:`RECORDING` values: ``score -+ resolution / 2``
+    (the score itself at resolution 0), open below at the floor and above at the ceiling (at
+    resolution 0 closed at the floor or ceiling itself)."""
+    lower, upper = score - 0.5 * resolution, score + 0.5 * resolution
+    at_floor, at_ceiling = score <= censor_low, score >= censor_high
+    if resolution == 0:
+        upper = np.where(at_floor, censor_low, upper)
+        lower = np.where(at_ceiling, censor_high, lower)
+    return np.where(at_floor, -np.inf, lower), np.where(at_ceiling, np.inf, upper)
 
 
 def default_hyperprior(ratings: Ratings) -> Hyperprior:
@@ -177,7 +178,8 @@ def build(ratings: Ratings, *, threshold: float, scale=None, resolution: float |
     threshold = check_threshold(threshold)
     gamma = positive_integer("reliability", reliability,
                              "the augmented sampler repeats every rating gamma times")
-    lower, upper = rating_bins(ratings, scale=scale, resolution=resolution, censored=censored)
+    recorded = recording(ratings, scale=scale, resolution=resolution, censored=censored)
+    lower, upper = _intervals(ratings.score, **recorded)
     if isinstance(prior, str):
         if prior != "hierarchical":
             raise ValueError(f"prior must be 'hierarchical', a Hyperprior or an NIGPrior, got {prior!r}")
@@ -193,7 +195,6 @@ def build(ratings: Ratings, *, threshold: float, scale=None, resolution: float |
         raise TypeError(f"prior must be 'hierarchical', a Hyperprior or an NIGPrior, got "
                         f"{type(prior).__name__}")
 
-    recorded = recording(ratings, scale=scale, resolution=resolution, censored=censored)
     with pm.Model(coords={"item": ratings.items, "class": list(CLASSES)}) as model:
         pm.Data("reliability", float(gamma))
         t = pm.Data("threshold", threshold)
@@ -296,14 +297,10 @@ def record(latent, *, censor_low: float, censor_high: float, resolution: float,
 
 def replicate_ratings(trace, ratings: Ratings, *, draws: int = 500, seed: int | None = None
                       ) -> np.ndarray:
-    """Replicated ratings in the observed design, float ``(sample, rating)``: for each of
-    ``draws`` thinned draws, ``y_r ~ N(mu_i, sigma2_i)`` recorded by :func:`record` as the
-    trace's ``constant_data`` says."""
-    posterior = trace["posterior"]
-    chain, draw = thinned_draws(posterior, draws)
-    mu = posterior["mu"].transpose("chain", "draw", "item").values[chain, draw]
-    sd = np.sqrt(posterior["sigma2"].transpose("chain", "draw", "item").values[chain, draw])
-    latent = np.random.default_rng(seed).normal(mu[:, ratings.item], sd[:, ratings.item])
+    """Replicated ratings in the observed design, float ``(sample, rating)``: the Gaussian
+    model's replicated latent values (:func:`plausible.models.ratings.replicate_ratings`, the
+    same draws and stream) recorded by :func:`record` as the trace's ``constant_data`` says."""
+    latent = gaussian_replicates(trace, ratings, draws=draws, seed=seed)
     constant = trace["constant_data"]
     return record(latent, **{name: float(constant[name]) for name in RECORDING})
 
