@@ -332,6 +332,18 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
     return (rng.random(p_positive.shape) < p_positive).astype(np.int64)
 
 
+def label_probabilities(trace, chain, draw, item, annotator) -> np.ndarray:
+    """``P(x = y | z = c)`` of a new label by annotator ``annotator[p]`` on item ``item[p]``,
+    float64 ``(sample, pair, class, label_class)`` at the draws ``(chain, draw)`` (index
+    arrays): ``[[spec, 1 - spec], [1 - sens, sens]]`` of the annotator, whatever the item."""
+    posterior = trace["posterior"]
+    sens, spec = annotator_accuracies(posterior)
+    sens = sens.transpose("chain", "draw", "annotator").values[chain, draw][:, annotator]
+    spec = spec.transpose("chain", "draw", "annotator").values[chain, draw][:, annotator]
+    return np.stack([np.stack([spec, 1 - spec], axis=-1),
+                     np.stack([1 - sens, sens], axis=-1)], axis=-2)
+
+
 def label_switching_check(trace) -> xr.DataArray:
     """Share of draws per chain in the mirror-image mode, ``(chain,)``.
 

@@ -388,6 +388,14 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
     return out
 
 
+def label_probabilities(trace, chain, draw, item, annotator) -> np.ndarray:
+    """``P(x = y | z = c)`` of a new label by annotator ``annotator[p]`` on item ``item[p]``,
+    float64 ``(sample, pair, class, label_class)`` at the draws ``(chain, draw)`` (index
+    arrays): the annotator's confusion matrix, whatever the item (every member of the
+    family, :func:`confusion_draws`)."""
+    return confusion_draws(trace["posterior"], chain, draw)[:, annotator]
+
+
 def mean_confusion(trace) -> xr.DataArray:
     """The annotators' mean confusion matrix per draw, ``(chain, draw, class, label_class)``,
     for every member of the family (each is linear in its parameters, so the mean is taken on
@@ -425,5 +433,6 @@ def label_switching_check(trace) -> xr.DataArray:
 
 
 __all__ = ["build", "build_hierarchical", "build_mace", "build_one_coin", "class_log_likelihood",
+           "label_probabilities",
            "confusion_concentration", "confusion_draws", "label_switching_check",
            "log_likelihood", "mean_confusion", "replicate_labels"]

@@ -340,6 +340,22 @@ def marginal_log_likelihood(trace, labels: Labels,
                                 "draw": posterior["draw"].values, "item": labels.items})
 
 
+def label_probabilities(trace, parameters: DifficultyParameters, chain, draw, item,
+                        annotator) -> np.ndarray:
+    """``P(x = y | z = c)`` of a new label by annotator ``annotator[p]`` on item ``item[p]``,
+    float64 ``(sample, pair, class, label_class)`` at the draws ``(chain, draw)`` (index
+    arrays): ``r`` on the diagonal and ``(1 - r) / (C - 1)`` elsewhere, ``r`` of the pair's
+    annotator and item parameters (:func:`correct_probabilities`)."""
+    posterior = trace["posterior"]
+    C = posterior.sizes["class"]
+    r = correct_probabilities(parameters.family, _read(posterior, parameters.annotator, chain, draw),
+                              _read(posterior, parameters.item, chain, draw),
+                              np.asarray(item, dtype=np.int64),
+                              np.asarray(annotator, dtype=np.int64), C)
+    eye = np.eye(C, dtype=bool)
+    return np.where(eye, r[..., None, None], ((1 - r) / (C - 1))[..., None, None])
+
+
 def _draw_classes(rng, probabilities):
     """One class per row of ``probabilities`` ``(..., class)`` (rows summing to 1) by
     inverse CDF, int ``(...)``."""
@@ -395,6 +411,6 @@ def replicate_labels(trace, labels: Labels, parameters: DifficultyParameters, *,
 
 
 __all__ = ["DifficultyParameters", "add_class_layer", "check_labels", "class_log_likelihood_graph",
-           "class_log_likelihoods", "correct_probabilities", "label_indices", "majority_vote",
+           "class_log_likelihoods", "correct_probabilities", "label_indices", "label_probabilities", "majority_vote",
            "marginal_log_likelihood", "marginal_log_likelihoods", "posterior_labels",
            "replicate_labels"]

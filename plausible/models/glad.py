@@ -236,6 +236,12 @@ def log_likelihood(trace, labels: Labels) -> xr.DataArray:
     return class_layer.marginal_log_likelihood(trace, labels, PARAMETERS)
 
 
+def label_probabilities(trace, chain, draw, item, annotator) -> np.ndarray:
+    """``P(x = y | z = c)`` of a new label by annotator ``annotator[p]`` on item ``item[p]``,
+    ``(sample, pair, class, label_class)`` (:func:`plausible.models.difficulty.label_probabilities`)."""
+    return class_layer.label_probabilities(trace, PARAMETERS, chain, draw, item, annotator)
+
+
 def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | None = None,
                      classes: str = "new") -> np.ndarray:
     """Replicated labels in the observed design, int ``(sample, annotation)`` class indices,
@@ -258,4 +264,4 @@ def label_switching_check(trace) -> xr.DataArray:
     return (posterior["ability"].mean("annotator") <= 0).mean("draw")
 
 
-__all__ = ["PARAMETERS", "build", "label_switching_check", "log_likelihood", "replicate_labels"]
+__all__ = ["PARAMETERS", "build", "label_probabilities", "label_switching_check", "log_likelihood", "replicate_labels"]

@@ -41,7 +41,10 @@ class ModelEntry:
     slots the model's candidate form needs, None without one) and ``shard_options(data,
     **options)`` (the options with whatever depends on all items fixed, for sharding),
     ``replicate(trace, data, draws=, seed=)`` (replicated annotations in the observed design,
-    for the posterior predictive checks of label and ratings models).
+    for the posterior predictive checks of label and ratings models),
+    ``label_probabilities(trace, chain, draw, item, annotator)`` (``P(x = y | z = c)`` of a
+    new label by each (item, annotator) pair at the given draws, ``(sample, pair, class,
+    label_class)``: what :mod:`plausible.active` needs to say who should annotate).
     """
 
     name: str
@@ -55,6 +58,7 @@ class ModelEntry:
     candidate_width: Callable | None = None
     shard_options: Callable | None = None
     replicate: Callable | None = None
+    label_probabilities: Callable | None = None
 
 
 def _most_named(data) -> int:
@@ -76,29 +80,36 @@ ENTRIES = (
                candidate_width=_most_named),
     ModelEntry("annotator-beta", annotator_beta.build, "labels", "tempering", False,
                "Carpenter's hierarchical Beta sensitivities and specificities, exact Gibbs",
-               classes="binary", replicate=annotator_beta.replicate_labels),
+               classes="binary", replicate=annotator_beta.replicate_labels,
+               label_probabilities=annotator_beta.label_probabilities),
     ModelEntry("dawid-skene", dawid_skene.build, "labels", "tempering", False,
                "Bayesian Dawid-Skene: a confusion matrix per annotator, exact Gibbs (compiled)",
-               replicate=dawid_skene.replicate_labels),
+               replicate=dawid_skene.replicate_labels,
+               label_probabilities=dawid_skene.label_probabilities),
     ModelEntry("hierarchical-dawid-skene", dawid_skene.build_hierarchical, "labels",
                "tempering", False,
                "Dawid-Skene with confusion rows shrunk to a population matrix: exact Gibbs + "
-               "slice for the population, rows integrated out (compiled)", replicate=dawid_skene.replicate_labels),
+               "slice for the population, rows integrated out (compiled)", replicate=dawid_skene.replicate_labels,
+               label_probabilities=dawid_skene.label_probabilities),
     ModelEntry("one-coin", dawid_skene.build_one_coin, "labels", "tempering", False,
                "one accuracy per annotator, wrong labels uniform (Dawid-Skene family), exact "
-               "Gibbs (compiled)", replicate=dawid_skene.replicate_labels),
+               "Gibbs (compiled)", replicate=dawid_skene.replicate_labels,
+               label_probabilities=dawid_skene.label_probabilities),
     ModelEntry("mace", dawid_skene.build_mace, "labels", "repetitions", False,
                "MACE: each annotator truthful or spamming from its own strategy, exact Gibbs "
-               "(compiled; real reliability: gibbs=False)", replicate=dawid_skene.replicate_labels),
+               "(compiled; real reliability: gibbs=False)", replicate=dawid_skene.replicate_labels,
+               label_probabilities=dawid_skene.label_probabilities),
     ModelEntry("easy-hard", easy_hard.build, "labels", "tempering", False,
                "latent classes with an easy and a hard subclass each: errors correlated "
                "through the item, exact Gibbs", replicate=easy_hard.replicate_labels),
     ModelEntry("glad", glad.build, "labels", "tempering", False,
                "GLAD: annotator ability x item difficulty, Gibbs classes + slice parameters",
-               replicate=glad.replicate_labels),
+               replicate=glad.replicate_labels,
+               label_probabilities=glad.label_probabilities),
     ModelEntry("su-difficulty", su_difficulty.build, "labels", "tempering", False,
                "Su's item difficulty x annotator fallibility, Gibbs classes + slice parameters",
-               replicate=su_difficulty.replicate_labels),
+               replicate=su_difficulty.replicate_labels,
+               label_probabilities=su_difficulty.label_probabilities),
     ModelEntry("normal-inverse-gamma", ratings.build, "ratings", "tempering", True,
                "Normal-Inverse-Gamma ratings thresholded into two classes, exact NIG draws",
                required=("threshold",), shard_options=ratings.shard_options,

@@ -129,6 +129,12 @@ def log_likelihood(trace, labels: Labels) -> xr.DataArray:
     return class_layer.marginal_log_likelihood(trace, labels, PARAMETERS)
 
 
+def label_probabilities(trace, chain, draw, item, annotator) -> np.ndarray:
+    """``P(x = y | z = c)`` of a new label by annotator ``annotator[p]`` on item ``item[p]``,
+    ``(sample, pair, class, label_class)`` (:func:`plausible.models.difficulty.label_probabilities`)."""
+    return class_layer.label_probabilities(trace, PARAMETERS, chain, draw, item, annotator)
+
+
 def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | None = None,
                      classes: str = "new") -> np.ndarray:
     """Replicated labels in the observed design, int ``(sample, annotation)`` class indices,
@@ -162,4 +168,4 @@ def known_class_posterior(labels: Labels, difficulty, fallibility, class_prior) 
     return class_posterior(log_prior, L)
 
 
-__all__ = ["PARAMETERS", "build", "known_class_posterior", "log_likelihood", "replicate_labels"]
+__all__ = ["PARAMETERS", "build", "label_probabilities", "known_class_posterior", "log_likelihood", "replicate_labels"]

@@ -1,0 +1,14 @@
+"""Decisions from the posterior about annotation: which item (and which annotator) to
+annotate next, and when to stop (:mod:`plausible.active.allocation`), from the expected
+information of one more annotation (:mod:`plausible.active.information`);
+:mod:`plausible.active.study` replays allocation strategies on real annotation pools.
+
+>>> result = pl.aggregate(df)                     # doctest: +SKIP
+>>> result.next_items(50)                         # doctest: +SKIP
+"""
+
+from plausible.active.allocation import STRATEGIES, candidate_pairs, expected_gain, next_items, settled
+from plausible.active.information import latent_class_information, top_class_information
+
+__all__ = ["STRATEGIES", "candidate_pairs", "expected_gain", "latent_class_information",
+           "next_items", "settled", "top_class_information"]
