@@ -23,7 +23,9 @@ import pytensor
 pytensor.config.numba__fastmath = False
 
 from plausible import (  # noqa: E402
+    active,
     calibration,
+    conformal,
     data,
     diagnostics,
     distributed,
@@ -42,7 +44,9 @@ __version__ = "0.1.0"
 __all__ = [
     "Aggregation",
     "Comparison",
+    "active",
     "aggregate",
+    "conformal",
     "compare",
     "load",
     "calibration",

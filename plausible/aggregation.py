@@ -6,6 +6,8 @@
     result.labels()                           # most plausible class, its probability, certainty
     result.evaluate(scores)                   # UA top-k accuracy with its spread over draws
     result.check()                            # convergence + posterior predictive checks
+    result.next_items(50)                     # what to annotate next, by information gain
+    result.prediction_sets(scores, alpha=0.1) # conformal sets under ambiguous ground truth
     result.to_frame(); result.save("run.nc"); pl.load("run.nc")
 
 ``aggregate`` reads the data (:mod:`plausible.data.tables`), picks the model (named, or the
@@ -33,7 +35,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from plausible import metrics, models, plots
+from plausible import active, conformal, metrics, models, plots
 from plausible.data import Labels, Rankings, Ratings, Votes
 from plausible.data.tables import FORMATS, format_of, from_frame
 from plausible.diagnostics import (
@@ -262,6 +264,35 @@ class Aggregation:
                 return Check(report, rating_predictive_check(self.data, replicated, scale=scale))
             return Check(report, annotation_predictive_check(self.data, replicated))
         return Check(report, None, f"the {self.model} model has none yet")
+
+    def next_items(self, budget: int, *, threshold: float = 0.95, strategy: str = "information",
+                   min_gain: float = 1e-3, pairs=None, draws: int = 500,
+                   seed: int | None = None) -> pd.DataFrame:
+        """The next batch of at most ``budget`` annotations, one per unsettled item, best
+        first: ``item`` (and ``annotator`` for annotator models), ``information_gain``
+        (bits, on the item's class), ``certainty`` and ``certainty_gain``
+        (:func:`plausible.active.next_items`). Items whose top-1 certainty reaches
+        ``threshold`` are settled; an empty frame means stop."""
+        return active.next_items(self.trace, self.data, self.model, budget, threshold=threshold,
+                                 strategy=strategy, min_gain=min_gain, pairs=pairs,
+                                 draws=draws, seed=seed)
+
+    def prediction_sets(self, scores, alpha: float = 0.1, *, test=None,
+                        method: str = "monte-carlo", samples: int = 10,
+                        seed: int | None = None, **options) -> xr.DataArray:
+        """Conformal prediction sets, bool ``(item, class)``, calibrated with the aggregated
+        items as calibration set (:func:`plausible.conformal.prediction_sets`).
+
+        ``scores``: the classifier's scores on the aggregated items (a DataFrame indexed by
+        item with a column per class, a DataArray or an array in this result's order).
+        ``method="monte-carlo"`` draws ``samples`` labels per item from the plausibilities
+        (sets cover a draw of the ambiguous ground truth with probability ``>= 1 - alpha``);
+        ``"single-label"`` calibrates on the most plausible class. With ``test`` (scores of
+        new items) the sets of those items; without, the aggregated items' own sets by
+        two-fold cross-fitting.
+        """
+        return conformal.prediction_sets(scores, self.trace, alpha=alpha, test=test,
+                                         method=method, samples=samples, seed=seed, **options)
 
     def plot(self, threshold: float = 0.99):
         """Histogram of the items' top-1 certainty (:func:`plausible.plots.certainty`)."""

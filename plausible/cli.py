@@ -1,6 +1,7 @@
 """Command line: ``plausible aggregate`` fits an aggregation model to an annotation file and
 writes per-item plausibilities; ``plausible evaluate`` scores a classifier against a saved
-aggregation; ``plausible models`` lists the models.
+aggregation; ``plausible next`` says which items (and annotators) to annotate next;
+``plausible models`` lists the models.
 
 Examples::
 
@@ -12,6 +13,7 @@ Examples::
         --scale 0 100 --resolution 1 -o out.csv                     # a 0..100 integer slider
     plausible aggregate --dataset cifar10h -o cifar10h.csv         # public data (PLAUSIBLE_DATA)
     plausible evaluate run.nc predictions.csv -o metrics.csv
+    plausible next labels.csv --model dawid-skene --budget 50 -o batch.csv
 
 Every error exits with status 2 and one line naming the file, column, item or option; no
 output file is written unless the run succeeds (written to a temporary file, then renamed),
@@ -145,23 +147,7 @@ def aggregate(args) -> int:
     annotations, description = load_annotations(args)
     name = args.model or aggregation.default_model(annotations)
     entry = models.entry(name)
-    options = {} if args.threshold is None else {"threshold": args.threshold}
-    if args.alpha is not None:
-        options["alpha"] = args.alpha
-    if args.reliability is not None:
-        options["reliability"] = args.reliability
-    if args.scale is not None:
-        options["scale"] = tuple(args.scale)
-    if args.resolution is not None:
-        options["resolution"] = args.resolution
-    accepted = inspect.signature(entry.build).parameters
-    for option in ("scale", "resolution"):
-        if option in options and option not in accepted:
-            raise UsageError(f"--{option} applies to censored-normal-inverse-gamma; model "
-                             f"{name!r} takes no {option}")
-    missing = [option for option in entry.required if option not in options]
-    if missing:
-        raise UsageError(f"model {name!r} needs --{missing[0]} ({entry.summary})")
+    options = model_options(args, name, entry)
     sharded = args.store or args.scheduler or args.workers
     if sharded and not entry.item_independent:
         raise UsageError(f"--store/--scheduler/--workers shard items, which needs a model whose "
@@ -187,6 +173,80 @@ def aggregate(args) -> int:
     if temporary_store is not None:
         shutil.rmtree(temporary_store, ignore_errors=True)
     _print_summary(console, args, result, frame, description, elapsed, checked, output, saved)
+    return 0
+
+
+def model_options(args, name: str, entry) -> dict:
+    """The builder options of the command line's model options (``--threshold``,
+    ``--alpha``, ``--reliability``, ``--scale``, ``--resolution``), refused where the model
+    takes none, and the model's required options checked."""
+    options = {} if args.threshold is None else {"threshold": args.threshold}
+    if args.alpha is not None:
+        options["alpha"] = args.alpha
+    if args.reliability is not None:
+        options["reliability"] = args.reliability
+    if args.scale is not None:
+        options["scale"] = tuple(args.scale)
+    if args.resolution is not None:
+        options["resolution"] = args.resolution
+    accepted = inspect.signature(entry.build).parameters
+    for option in ("scale", "resolution"):
+        if option in options and option not in accepted:
+            raise UsageError(f"--{option} applies to censored-normal-inverse-gamma; model "
+                             f"{name!r} takes no {option}")
+    missing = [option for option in entry.required if option not in options]
+    if missing:
+        raise UsageError(f"model {name!r} needs --{missing[0]} ({entry.summary})")
+    return options
+
+
+def next_annotations(args) -> int:
+    """``plausible next FILE --budget N``: the next batch of annotations, best first."""
+    output = check_output(args.output, "-o", args.force)
+    logging.getLogger("pymc").setLevel(logging.WARNING)
+    from plausible import active, aggregation, models
+    from plausible.data import tables
+
+    source = Path(args.annotations)
+    if source.suffix in (".nc", ".zarr"):
+        if args.model is not None and source.exists():
+            raise UsageError(f"{source} is a saved aggregation; it has its model (drop --model)")
+        result = aggregation.load(source)
+        description = f"{source} ({result.model} model)"
+    else:
+        annotations = tables.read_annotations(source, format=args.format, **{
+            role: getattr(args, role) for role in ("item", "annotator", "label", "score", "rank")})
+        name = args.model or aggregation.default_model(annotations)
+        options = model_options(args, name, models.entry(name))
+        result = aggregation.aggregate(annotations, name, draws=args.draws, chains=args.chains,
+                                       seed=args.seed, **options)
+        description = f"{source} ({name} model)"
+    pairs = None
+    if args.pairs is not None:
+        pairs = tables.read_table(args.pairs)
+        if isinstance(pairs, list) or not {"item", "annotator"} <= set(pairs.columns):
+            raise UsageError(f"--pairs {args.pairs}: expected a table with columns item, "
+                             "annotator (who can label what)")
+    status = active.settled(result.trace, args.certainty)
+    batch = result.next_items(args.budget, threshold=args.certainty, strategy=args.strategy,
+                              min_gain=args.min_gain, pairs=pairs, seed=args.seed)
+    from plausible.diagnostics import convergence_report
+
+    report = convergence_report(result.trace)
+    if output is not None:
+        write_table(batch, output)
+    n_settled = int(status["settled"].sum())
+    print(f"{description}: {len(status)} items, {n_settled} settled (top-1 certainty >= "
+          f"{args.certainty:g})")
+    print(report.text)
+    if batch.empty:
+        print("stop: every item is settled or no annotation is expected to gain "
+              f"{args.min_gain:g} bits")
+    else:
+        print(f"next {len(batch)} annotation(s), one per item ({args.strategy}):")
+        print(batch.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+    if output is not None:
+        print(f"batch written to {output}")
     return 0
 
 
@@ -427,6 +487,42 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("-o", "--output", help="write the metrics to this .csv file")
     ev.add_argument("--force", action="store_true", help="overwrite an existing output file")
     ev.set_defaults(handler=evaluate)
+
+    nxt = commands.add_parser(
+        "next", help="which items (and annotators) to annotate next, under a budget",
+        description="Fit the model (or load a saved aggregation, .nc/.zarr) and list the next "
+        "batch of annotations, one per item, by expected information gain on the item's class; "
+        "items whose top-1 certainty reaches --certainty are settled and left out. An empty "
+        "batch means stop.", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    nxt.add_argument("annotations", help="annotation file (see input formats) or a saved "
+                     "aggregation (.nc, .zarr)")
+    nxt.add_argument("--budget", type=_positive_int, required=True,
+                     help="annotations in the batch (at most one per item)")
+    nxt.add_argument("--model", default=None, help="registry name (default: by format)")
+    nxt.add_argument("--strategy", choices=["information", "certainty", "uncertainty", "random"],
+                     default="information", help="how candidates are ranked (information)")
+    nxt.add_argument("--certainty", type=float, default=0.95,
+                     help="an item is settled at this top-1 certainty (0.95)")
+    nxt.add_argument("--min-gain", type=float, default=1e-3,
+                     help="leave out annotations expected to gain fewer bits (0.001)")
+    nxt.add_argument("--pairs", default=None, metavar="FILE",
+                     help="annotator models: table of item, annotator pairs that can be asked "
+                     "(default: every pair without a label)")
+    nxt.add_argument("--format", choices=["long", "votes", "rankings", "ratings"], default=None,
+                     help="input format (default: recognised from the columns)")
+    for role in ("item", "annotator", "label", "score", "rank"):
+        nxt.add_argument(f"--{role}", default=None, metavar="COLUMN",
+                         help=f"the {role} column, when not named as by default")
+    nxt.add_argument("--reliability", type=_positive_float, default=None,
+                     help="trust in the annotators, gamma > 0 (default: the model's)")
+    nxt.add_argument("--alpha", type=_positive_float, default=None,
+                     help="prior count per class of the Dirichlet and PrIRN models")
+    nxt.add_argument("--draws", type=_positive_int, default=1000, help="draws per chain (1000)")
+    nxt.add_argument("--chains", type=_positive_int, default=4, help="number of chains (4)")
+    nxt.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    nxt.add_argument("-o", "--output", help="write the batch to this .csv/.tsv/.parquet")
+    nxt.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    nxt.set_defaults(handler=next_annotations, threshold=None, scale=None, resolution=None)
 
     ls = commands.add_parser("models", help="list the aggregation models")
     ls.set_defaults(handler=list_models)
