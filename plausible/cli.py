@@ -81,6 +81,16 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must lie in (0, 1], got {text}")
+    return value
+
+
 def check_output(path: str | None, option: str, force: bool) -> Path | None:
     """The output ``path`` of ``option`` if it can be written: not a directory (unless a
     ``.zarr`` store), not an existing file without ``--force``, inside a writable folder."""
@@ -501,7 +511,7 @@ def build_parser() -> argparse.ArgumentParser:
     nxt.add_argument("--model", default=None, help="registry name (default: by format)")
     nxt.add_argument("--strategy", choices=["information", "certainty", "uncertainty", "random"],
                      default="information", help="how candidates are ranked (information)")
-    nxt.add_argument("--certainty", type=float, default=0.95,
+    nxt.add_argument("--certainty", type=_probability, default=0.95,
                      help="an item is settled at this top-1 certainty (0.95)")
     nxt.add_argument("--min-gain", type=float, default=1e-3,
                      help="leave out annotations expected to gain fewer bits (0.001)")
