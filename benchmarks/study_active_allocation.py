@@ -17,7 +17,7 @@ random allocation reaches at the end, and the share of random's extra annotation
     PLAUSIBLE_DATA=../shared/data .venv/bin/python benchmarks/study_active_allocation.py \
         [--seeds 10] [--out results/active_allocation.csv]
 
-About 8 minutes on 2 cores at the defaults.
+About 20 minutes on 2 cores at the defaults (measured with other work running).
 """
 
 import argparse
