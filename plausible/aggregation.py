@@ -46,6 +46,7 @@ from plausible.diagnostics import (
     vote_predictive_check,
 )
 from plausible.inference import sample
+from plausible.metrics.predictions import class_positions
 
 DEFAULT_MODELS = {"votes": "dirichlet", "rankings": "prirn", "labels": "glad",
                   "labels (binary)": "annotator-beta", "ratings": "normal-inverse-gamma"}
@@ -400,21 +401,7 @@ def _one_per_item(predictions) -> bool:
 
 
 def _one_hot(predictions, items, classes) -> np.ndarray:
-    if isinstance(predictions, pd.Series):
-        missing = pd.Index(items).difference(predictions.index)
-        if len(missing):
-            raise ValueError(f"no prediction for item {missing[0]!r} ({len(missing)} items "
-                             "without one)")
-        predictions = predictions.reindex(items).to_numpy()
-    predictions = np.asarray(predictions)
-    if predictions.shape != (items.size,):
-        raise ValueError(f"expected one prediction per item ({items.size}), got "
-                         f"{predictions.shape[0]}")
-    position = pd.Index(classes).get_indexer(predictions)
-    if (position < 0).any():
-        k = int(np.flatnonzero(position < 0)[0])
-        raise ValueError(f"item {items[k]!r}: predicted class {predictions[k]!r} is not one of "
-                         f"the classes {list(classes)[:20]}")
+    position = class_positions(predictions, items, classes, "prediction")
     member = np.zeros((items.size, classes.size), dtype=bool)
     member[np.arange(items.size), position] = True
     return member

@@ -40,7 +40,7 @@ import xarray as xr
 from plausible.data.validation import fmt
 from plausible.maths.categorical import categorical_draws
 from plausible.metrics.draws import Draws, as_draws
-from plausible.metrics.predictions import as_scores
+from plausible.metrics.predictions import as_scores, class_positions
 
 METHODS = ("monte-carlo", "single-label")
 
@@ -65,25 +65,8 @@ def _target_draws(target) -> Draws:
 
 def _label_positions(labels, draws: Draws) -> np.ndarray:
     """One class position per calibration item from ``labels`` (a Series indexed by item, or
-    an array in the target's item order); ``ValueError`` naming an item without a label or
-    with a label that is not a class."""
-    items, classes = draws.item_labels, draws.class_labels
-    if isinstance(labels, pd.Series):
-        missing = pd.Index(items).difference(labels.index)
-        if len(missing):
-            raise ValueError(f"no label for calibration item {fmt(missing[0])} ({len(missing)} "
-                             "without one)")
-        labels = labels.reindex(items).to_numpy()
-    labels = np.asarray(labels)
-    if labels.shape != (items.size,):
-        raise ValueError(f"expected one label per calibration item ({items.size}), got shape "
-                         f"{labels.shape}")
-    position = pd.Index(classes).get_indexer(labels)
-    if (position < 0).any():
-        k = int(np.flatnonzero(position < 0)[0])
-        raise ValueError(f"item {fmt(items[k])}: label {fmt(labels[k])} is not one of the "
-                         f"classes {[c.item() if hasattr(c, 'item') else c for c in classes[:20]]}")
-    return position
+    an array in the target's item order; :func:`~plausible.metrics.predictions.class_positions`)."""
+    return class_positions(labels, draws.item_labels, draws.class_labels, "label")
 
 
 def _counts_at_most(sorted_scores: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -305,13 +288,7 @@ def coverage(sets, target=None, *, labels=None) -> pd.Series:
     if labels is not None:
         if not isinstance(labels, pd.Series):
             raise TypeError("labels must be a pandas Series indexed by item")
-        missing = pd.Index(items).difference(labels.index)
-        if len(missing):
-            raise ValueError(f"no label for item {fmt(missing[0])} ({len(missing)} without one)")
-        position = pd.Index(classes).get_indexer(labels.reindex(items).to_numpy())
-        if (position < 0).any():
-            k = int(np.argmax(position < 0))
-            raise ValueError(f"item {fmt(items[k])}: label {fmt(labels[items[k]])} is not a class")
+        position = class_positions(labels, items, classes, "label")
         out["coverage_labels"] = member[np.arange(items.size), position].mean()
     return pd.Series(out, dtype=float)
 

@@ -15,7 +15,10 @@ exactly.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import xarray as xr
+
+from plausible.data.validation import fmt
 
 from plausible.metrics.draws import Draws
 from plausible.metrics.storage import CLASS, ITEM
@@ -63,6 +66,28 @@ def item_label(draws: Draws, index: int):
     """The id of item ``index`` (the index itself when the draws carry no ids)."""
     value = draws.item_labels[index]
     return value.item() if hasattr(value, "item") else value
+
+
+def class_positions(values, items: np.ndarray, classes: np.ndarray, what: str) -> np.ndarray:
+    """int64 ``(item,)``: the position in ``classes`` of one class per item, ``values`` a
+    Series indexed by item (reordered to ``items``) or an array in ``items``' order.
+    ``ValueError`` naming an item without one, a length mismatch, or an item whose ``what``
+    (e.g. ``"prediction"``, ``"label"``) is not a class."""
+    if isinstance(values, pd.Series):
+        missing = pd.Index(items).difference(values.index)
+        if len(missing):
+            raise ValueError(f"no {what} for item {fmt(missing[0])} ({len(missing)} items "
+                             "without one)")
+        values = values.reindex(items).to_numpy()
+    values = np.asarray(values)
+    if values.shape != (items.size,):
+        raise ValueError(f"expected one {what} per item ({items.size}), got shape {values.shape}")
+    position = pd.Index(classes).get_indexer(values)
+    if (position < 0).any():
+        k = int(np.flatnonzero(position < 0)[0])
+        raise ValueError(f"item {fmt(items[k])}: {what} {fmt(values[k])} is not one of the "
+                         f"classes {[c.item() if hasattr(c, 'item') else c for c in classes[:20]]}")
+    return position.astype(np.int64)
 
 
 def as_scores(scores, draws: Draws) -> np.ndarray:
