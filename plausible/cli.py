@@ -416,6 +416,20 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
+def _add_input_options(command) -> None:
+    """The options that read an annotation file and set the model's common options:
+    ``--format``, the column names, ``--reliability`` and ``--alpha``."""
+    command.add_argument("--format", choices=["long", "votes", "rankings", "ratings"],
+                         default=None, help="input format (default: recognised from the columns)")
+    for role in ("item", "annotator", "label", "score", "rank"):
+        command.add_argument(f"--{role}", default=None, metavar="COLUMN",
+                             help=f"the {role} column, when not named as by default")
+    command.add_argument("--reliability", type=_positive_float, default=None,
+                         help="trust in the annotators, gamma > 0 (default: the model's)")
+    command.add_argument("--alpha", type=_positive_float, default=None,
+                         help="prior count per class of the Dirichlet and PrIRN models")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from plausible import __version__
 
@@ -436,15 +450,7 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--dataset", choices=["toy", "cifar10h", "dermatology"],
                         help="a built-in data set instead of a file (toy needs no download)")
     agg.add_argument("--model", default=None, help="registry name (default: by format)")
-    agg.add_argument("--format", choices=["long", "votes", "rankings", "ratings"], default=None,
-                     help="input format (default: recognised from the columns)")
-    for role in ("item", "annotator", "label", "score", "rank"):
-        agg.add_argument(f"--{role}", default=None, metavar="COLUMN",
-                         help=f"the {role} column, when not named as by default")
-    agg.add_argument("--reliability", type=_positive_float, default=None,
-                     help="trust in the annotators, gamma > 0 (default: the model's)")
-    agg.add_argument("--alpha", type=_positive_float, default=None,
-                     help="prior count per class of the Dirichlet and PrIRN models")
+    _add_input_options(agg)
     agg.add_argument("--threshold", type=float, default=None,
                      help="ratings: the score above which an item is positive (required)")
     agg.add_argument("--scale", type=float, nargs=2, metavar=("LOW", "HIGH"), default=None,
@@ -519,15 +525,7 @@ def build_parser() -> argparse.ArgumentParser:
     nxt.add_argument("--pairs", default=None, metavar="FILE",
                      help="annotator models: table of item, annotator pairs that can be asked "
                      "(default: every pair without a label)")
-    nxt.add_argument("--format", choices=["long", "votes", "rankings", "ratings"], default=None,
-                     help="input format (default: recognised from the columns)")
-    for role in ("item", "annotator", "label", "score", "rank"):
-        nxt.add_argument(f"--{role}", default=None, metavar="COLUMN",
-                         help=f"the {role} column, when not named as by default")
-    nxt.add_argument("--reliability", type=_positive_float, default=None,
-                     help="trust in the annotators, gamma > 0 (default: the model's)")
-    nxt.add_argument("--alpha", type=_positive_float, default=None,
-                     help="prior count per class of the Dirichlet and PrIRN models")
+    _add_input_options(nxt)
     nxt.add_argument("--draws", type=_positive_int, default=1000, help="draws per chain (1000)")
     nxt.add_argument("--chains", type=_positive_int, default=4, help="number of chains (4)")
     nxt.add_argument("--seed", type=int, default=0, help="random seed (0)")
