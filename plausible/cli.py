@@ -166,23 +166,26 @@ def aggregate(args) -> int:
                          f"{', '.join(models.available().query('item_independent').index)})")
     start = time.perf_counter()
     temporary_store = None
-    if sharded:
-        result, temporary_store = _sharded(args, aggregation, annotations, name, options, console)
-    else:
-        result = aggregation.aggregate(annotations, name, draws=args.draws, chains=args.chains,
-                                       seed=args.seed, progressbar=not args.no_progress,
-                                       **options)
-    frame = result.to_frame()
-    from plausible.diagnostics import convergence_report
+    try:
+        if sharded:
+            result, temporary_store = _sharded(args, aggregation, annotations, name, options,
+                                               console)
+        else:
+            result = aggregation.aggregate(annotations, name, draws=args.draws,
+                                           chains=args.chains, seed=args.seed,
+                                           progressbar=not args.no_progress, **options)
+        frame = result.to_frame()
+        from plausible.diagnostics import convergence_report
 
-    checked = result.check() if args.check else convergence_report(result.trace)
-    if saved is not None:
-        result.save(saved)
-    if output is not None:
-        write_table(frame, output)
+        checked = result.check() if args.check else convergence_report(result.trace)
+        if saved is not None:
+            result.save(saved)
+        if output is not None:
+            write_table(frame, output)
+    finally:
+        if temporary_store is not None:
+            shutil.rmtree(temporary_store, ignore_errors=True)
     elapsed = time.perf_counter() - start
-    if temporary_store is not None:
-        shutil.rmtree(temporary_store, ignore_errors=True)
     _print_summary(console, args, result, frame, description, elapsed, checked, output, saved)
     return 0
 
