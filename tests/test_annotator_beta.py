@@ -159,7 +159,7 @@ def test_class_conditional_matches_enumeration():
 
 
 def test_item_patterns_group_identical_label_multisets(small):
-    from plausible.inference.annotator_beta_gibbs import item_patterns
+    from plausible.data.item_patterns import item_patterns
 
     pat = item_patterns(small.item, small.annotator, small.label, small.n_items, small.n_annotators)
     signature = [tuple(sorted(zip(small.annotator[small.item == i], small.label[small.item == i])))

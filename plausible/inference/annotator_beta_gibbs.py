@@ -39,7 +39,7 @@ step runs ``sweeps`` sweeps per PyMC iteration.
 
 **Item patterns.** Given the parameters, items with the same multiset of (annotator, label)
 pairs have the same class conditional, so the data are compressed once to unique patterns
-``u`` with ``w_u`` items each (:func:`item_patterns`; 32 patterns for the 3869 dentistry
+``u`` with ``w_u`` items each (:func:`~plausible.data.item_patterns.item_patterns`; 32 patterns for the 3869 dentistry
 patients) and step 1 draws the *number* of positive items per pattern,
 ``n1_u ~ Binomial(w_u, p_u)`` — exactly the distribution of the sum of the items' Bernoulli
 draws, and all steps 2-3 need (their counts are sums over items). Cost per sweep: O(labels
@@ -59,7 +59,6 @@ from pymc.logprob.transforms import LogOddsTransform
 from pymc.model import modelcontext
 from pymc.step_methods.compound import BlockedStep
 from pymc.util import get_value_vars_from_user_vars
-from scipy import sparse
 from scipy.special import expit
 
 from plausible.inference import annotator_beta_kernel as kernel
@@ -82,56 +81,6 @@ class AccuracyBlock:
     prior: tuple
 
 
-@dataclass(frozen=True)
-class ItemPatterns:
-    """Items grouped by identical multisets of (annotator, label) pairs.
-
-    ``item_pattern``: int ``(item,)`` pattern of each item; ``weight``: int ``(pattern,)``
-    number of items with the pattern; ``item``, ``annotator``, ``label``: the long labels of
-    one representative item per pattern, ``item`` holding the pattern index.
-    """
-
-    item_pattern: np.ndarray
-    weight: np.ndarray
-    item: np.ndarray
-    annotator: np.ndarray
-    label: np.ndarray
-
-    @property
-    def n_patterns(self) -> int:
-        return self.weight.size
-
-
-def item_patterns(item, annotator, label, n_items, n_annotators, n_classes=2) -> ItemPatterns:
-    """Group items by their multiset of (annotator, label) pairs (vectorised).
-
-    Each item is hashed as a sum of random 64-bit keys of its (annotator, label) cells
-    (wrapping arithmetic), items are grouped by hash, and the grouping is verified exactly
-    on the sparse count rows; on a (never observed) hash collision every item is its own
-    pattern.
-    """
-    item, annotator, label = (np.asarray(a, dtype=np.int64) for a in (item, annotator, label))
-    cells = annotator * n_classes + label
-    n_cells = n_annotators * n_classes
-    keys = np.random.default_rng(20080617).integers(1, 2**63, size=n_cells, dtype=np.uint64)
-    hashes = np.zeros(n_items, dtype=np.uint64)
-    np.add.at(hashes, item, keys[cells])
-    _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
-    counts = sparse.csr_matrix((np.ones(item.size), (item, cells)), shape=(n_items, n_cells))
-    if (counts - counts[first[inverse]]).count_nonzero():
-        first, inverse = np.arange(n_items), np.arange(n_items)
-    representative = np.zeros(n_items, dtype=bool)
-    representative[first] = True
-    keep = representative[item]
-    return ItemPatterns(
-        item_pattern=inverse.astype(np.int64),
-        weight=np.bincount(inverse, minlength=first.size).astype(np.int64),
-        item=inverse[item[keep]].astype(np.int64),
-        annotator=annotator[keep],
-        label=label[keep],
-    )
-
-
 class AnnotatorBetaGibbs(BlockedStep):
     """Data-augmentation Gibbs sweep over prevalence, annotator accuracies and (optionally)
     their group hyper-parameters (see module).
@@ -143,7 +92,8 @@ class AnnotatorBetaGibbs(BlockedStep):
         accuracies Beta-distributed on PyMC's default log-odds transform (value variables
         ``<name>_logodds__``), then, with ``hyper``, its ``means`` and ``scales``.
     patterns : ItemPatterns
-        The binary labels (labels in {0, 1}) grouped by item pattern (:func:`item_patterns`).
+        The binary labels (labels in {0, 1}) grouped by item pattern
+        (:func:`~plausible.data.item_patterns.item_patterns`).
     blocks : list of :class:`AccuracyBlock`
         One per accuracy variable, in the order of ``vars[1:]``; exactly one block covers
         each class, i.e. gives every annotator a sensitivity and a specificity.

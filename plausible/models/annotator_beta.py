@@ -72,10 +72,11 @@ import pytensor.tensor as pt
 import xarray as xr
 from scipy.special import expit
 
+from plausible.data.item_patterns import item_patterns
 from plausible.data.labels import Labels
 from plausible.data.validation import positive
 from plausible.diagnostics.annotation_predictive import thinned_draws
-from plausible.inference.annotator_beta_gibbs import AccuracyBlock, AnnotatorBetaGibbs, item_patterns
+from plausible.inference.annotator_beta_gibbs import AccuracyBlock, AnnotatorBetaGibbs
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
 from plausible.inference.slice_hyper import BetaHyperSpec
 from plausible.metrics.chunks import iter_sample_blocks
