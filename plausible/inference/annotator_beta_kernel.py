@@ -36,16 +36,18 @@ def logit_beta_draw(rng, a, b):
 def class_log_odds(zq, z, index, sens_block, spec_block, pat_item, pat_ann, pat_label, n_patterns,
                    gamma):
     """``logit q + gamma (L1_u - L0_u)`` per pattern, ``(U,)``: the log odds of class 1 of its
-    items, the labels' log-likelihood tempered by the reliability ``gamma``."""
-    evidence = np.zeros(n_patterns)
-    for k in range(pat_item.size):
-        j = pat_ann[k]
+    items, the labels' log-likelihood tempered by the reliability ``gamma``. Each annotator's
+    two log-likelihood ratios are computed once, so the loop over labels only adds."""
+    n_annotators = index.shape[1]
+    ratio = np.empty((n_annotators, 2))  # log P(x | c = 1) - log P(x | c = 0), by label x
+    for j in range(n_annotators):
         zs = z[sens_block, index[sens_block, j]]
         zp = z[spec_block, index[spec_block, j]]
-        if pat_label[k] == 1:  # log a1 - log(1 - a0)
-            evidence[pat_item[k]] += log_sigmoid(zs) - log_sigmoid(-zp)
-        else:  # log(1 - a1) - log a0
-            evidence[pat_item[k]] += log_sigmoid(-zs) - log_sigmoid(zp)
+        ratio[j, 1] = log_sigmoid(zs) - log_sigmoid(-zp)  # log a1 - log(1 - a0)
+        ratio[j, 0] = log_sigmoid(-zs) - log_sigmoid(zp)  # log(1 - a1) - log a0
+    evidence = np.zeros(n_patterns)
+    for k in range(pat_item.size):
+        evidence[pat_item[k]] += ratio[pat_ann[k], pat_label[k]]
     return zq + gamma * evidence
 
 
