@@ -1,4 +1,4 @@
-"""Vectorised R-hat / bulk ESS / tail ESS / MCSE against ArviZ's element-by-element estimators."""
+"""Vectorised R-hat / bulk, tail and mean ESS / MCSE against ArviZ's element-by-element estimators."""
 
 import zlib
 
@@ -12,6 +12,7 @@ from plausible.diagnostics.convergence import convergence_report
 from plausible.diagnostics.estimators import (
     convergence_diagnostics,
     ess_bulk,
+    ess_mean,
     ess_tail,
     mcse_mean,
     rhat,
@@ -119,6 +120,10 @@ def arviz_mcse_mean(values):
     return np.asarray(az.mcse(datatree(x=values), method="mean")["x"])
 
 
+def arviz_ess_mean(values):
+    return np.asarray(az.ess(datatree(x=values), method="mean")["x"])
+
+
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 @pytest.mark.parametrize("case", CASES)
 def test_matches_arviz_element_by_element(case):
@@ -133,6 +138,7 @@ def test_matches_arviz_element_by_element(case):
     np.testing.assert_allclose(both.ess_bulk, ref_bulk, rtol=RTOL, atol=0)
     np.testing.assert_allclose(both.ess_tail, ref_tail, rtol=RTOL, atol=0)
     np.testing.assert_allclose(mcse_mean(values), arviz_mcse_mean(values), rtol=RTOL, atol=0)
+    np.testing.assert_allclose(ess_mean(values), arviz_ess_mean(values), rtol=RTOL, atol=0)
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")

@@ -110,6 +110,12 @@ def test_fixed_concentration_loo_is_exact_and_compares():
     exact = loo(fixed)
     assert exact.p == 0.0 and np.all(exact.pareto_k.values == 0)
     np.testing.assert_allclose(exact.elpd, fixed.log_likelihood["votes"].values[0, 0].sum())
-    table = az.compare({"fixed": exact, "learned": loo(learned)}, round_to="none")
+    learned_loo = loo(learned)
+    table = az.compare({"fixed": exact, "learned": learned_loo}, round_to="none")
     assert table.index[0] == "learned"
     assert abs(table.loc["fixed", "elpd_diff"]) > 4 * table.loc["fixed", "dse"]
+    # PSIS with the vectorised r_eff gives what az.loo gives computing r_eff itself
+    arviz = az.loo(learned, pointwise=True)
+    np.testing.assert_allclose([learned_loo.elpd, learned_loo.se, learned_loo.p],
+                               [arviz.elpd, arviz.se, arviz.p], rtol=1e-10)
+    np.testing.assert_allclose(learned_loo.pareto_k.values, arviz.pareto_k.values, rtol=1e-10)

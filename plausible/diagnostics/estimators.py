@@ -1,10 +1,10 @@
-"""MCMC estimators, vectorised: rank-normalised split R-hat, bulk / tail ESS, MCSE of the mean.
+"""MCMC estimators, vectorised: rank-normalised split R-hat, bulk, tail and mean ESS, MCSE.
 
 The estimators are the ones ArviZ 1.x computes (``arviz_stats``): rank-normalised split
 R-hat, bulk ESS, tail ESS and the Monte Carlo standard error of the mean.  ArviZ evaluates
 them with a Python loop over every scalar element of a variable, which takes minutes for a
 ``(chain, draw, item, class)`` plausibility array with 10^5 elements.  The functions
-:func:`rhat`, :func:`ess_bulk`, :func:`ess_tail`, :func:`mcse_mean` and
+:func:`rhat`, :func:`ess_bulk`, :func:`ess_tail`, :func:`ess_mean`, :func:`mcse_mean` and
 :func:`convergence_diagnostics` below compute the *same* estimators with array operations
 over many elements at once, in chunks of elements so that the temporaries stay bounded
 whatever the size of the trace.  They agree with ArviZ to 1e-12 relative (tested; in
@@ -68,6 +68,7 @@ __all__ = [
     "ConvergenceDiagnostics",
     "convergence_diagnostics",
     "ess_bulk",
+    "ess_mean",
     "ess_tail",
     "mcse_mean",
     "rhat",
@@ -187,6 +188,19 @@ def mcse_mean(
     with a NaN draw or with fewer than 4 draws.
     """
     return _diagnose(draws, ("mcse_mean",), None, chunk_size, workers)["mcse_mean"]
+
+
+def ess_mean(
+    draws, *, chunk_size: int | None = None, workers: int | None = None
+) -> np.ndarray:
+    """Effective sample size of the mean of every element: the ESS (module docstring) of the
+    split chains of the raw draws, no rank normalisation.  Same estimator as
+    ``arviz.ess(method="mean")``, whose mean over a posterior's elements is the relative
+    efficiency PSIS-LOO uses. ``draws``, ``chunk_size``, ``workers`` as in
+    :func:`ess_bulk`; float64 ``element_shape``, ``chain * 2 * (draw // 2)`` for constant
+    elements, NaN for elements with a NaN draw or with fewer than 4 draws.
+    """
+    return _diagnose(draws, ("ess_mean",), None, chunk_size, workers)["ess_mean"]
 
 
 def convergence_diagnostics(
@@ -334,12 +348,13 @@ def _chunk_diagnostics(split, full, want, probs):
         else:
             invalid = None
     flat = split.reshape(k, size)
-
-    # Sort every element's split draws; `order` holds flat indices into `flat`.
-    order = np.argsort(flat, axis=1)
-    order += (np.arange(k) * size)[:, None]
-    ordered = np.take(flat, order)
     results = {}
+    if {"rhat", "ess_bulk", "ess_tail"}.isdisjoint(want):
+        ordered = order = None
+    else:  # sort every element's split draws; `order` holds flat indices into `flat`
+        order = np.argsort(flat, axis=1)
+        order += (np.arange(k) * size)[:, None]
+        ordered = np.take(flat, order)
 
     if "rhat" in want or "ess_bulk" in want:
         z_bulk = _scatter(_sorted_normal_scores(ordered), order).reshape(k, n_split, half)
@@ -374,14 +389,18 @@ def _chunk_diagnostics(split, full, want, probs):
                 results["rhat"] = np.where(rhat_tail > rhat_bulk, rhat_tail, rhat_bulk)
     del order
 
-    if "mcse_mean" in want:
+    if "mcse_mean" in want or "ess_mean" in want:
         raw = split.astype(np.float64)
         # arviz's _ess: split draws spanning less than the float resolution are constant
-        constant = (ordered[:, -1] - ordered[:, 0]).astype(np.float64) < np.finfo(float).resolution
+        span = flat.max(axis=1) - flat.min(axis=1)
+        constant = span.astype(np.float64) < np.finfo(float).resolution
         ess_mean = _ess(raw, _centre(raw), constant)
-        # the sd in the draws' own precision, as arviz (np.std of a float32 array is float32)
-        sd = np.std(data.reshape(k, -1), axis=1, ddof=1).astype(np.float64)
-        results["mcse_mean"] = sd / np.sqrt(ess_mean)
+        if "ess_mean" in want:
+            results["ess_mean"] = ess_mean
+        if "mcse_mean" in want:
+            # the sd in the draws' own precision, as arviz (np.std of float32 draws is float32)
+            sd = np.std(data.reshape(k, -1), axis=1, ddof=1).astype(np.float64)
+            results["mcse_mean"] = sd / np.sqrt(ess_mean)
 
     if "ess_tail" in want:
         quantiles = _quantiles(ordered, full, probs)

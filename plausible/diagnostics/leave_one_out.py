@@ -8,6 +8,12 @@ uniform and leaving the item out changes nothing: ``elpd_loo_i = log p(y_i)`` ex
 ``p_loo = 0`` and Pareto ``k = 0``. ArviZ's tail fit cannot run on such constant ratios, so
 :func:`loo` returns that exact value itself, in ArviZ's own result type, so that
 ``az.compare`` ranks it beside PSIS estimates.
+
+Otherwise :func:`loo` is ``az.loo`` given the relative efficiency ``r_eff`` that ArviZ would
+compute — the mean over every posterior element of its ESS of the mean, over the number of
+draws — from the vectorised estimator (:func:`~plausible.diagnostics.estimators.ess_mean`):
+ArviZ's own loops over the elements one at a time, 28 s of the 39 s LOO takes on CIFAR-10H's
+10^5 plausibilities.
 """
 
 from __future__ import annotations
@@ -17,20 +23,24 @@ import numpy as np
 import xarray as xr
 from arviz_stats.utils import ELPDDataLOO
 
+from plausible.diagnostics.estimators import ess_mean
+
 CONSTANT_TOLERANCE = 1e-9
 """An item's log-likelihood counts as constant when it varies by less than this over draws."""
 
 
 def loo(trace: xr.DataTree, var_name: str | None = None) -> ELPDDataLOO:
-    """``az.loo(trace, pointwise=True)``, or the exact leave-one-item-out value (module) when
-    every item's log-likelihood is constant over the draws."""
+    """``az.loo(trace, pointwise=True)`` with the vectorised ``r_eff``
+    (:func:`relative_efficiency`), or the exact leave-one-item-out value (module) when every
+    item's log-likelihood is constant over the draws."""
     group = trace["log_likelihood"]
     name = var_name or next(iter(group.data_vars))
     values = group[name]
     sample_dims = ("chain", "draw")
     spread = (values.max(sample_dims) - values.min(sample_dims)).values
     if not np.all(spread < CONSTANT_TOLERANCE):
-        return az.loo(trace, pointwise=True, var_name=var_name)
+        return az.loo(trace, pointwise=True, var_name=var_name,
+                      reff=relative_efficiency(trace, values.sizes["chain"] * values.sizes["draw"]))
     elpd_i = values.isel(chain=0, draw=0, drop=True).astype(np.float64)
     n_items = elpd_i.size
     n_samples = int(np.prod([values.sizes[d] for d in sample_dims]))
@@ -43,4 +53,14 @@ def loo(trace: xr.DataTree, var_name: str | None = None) -> ELPDDataLOO:
         log_weights=log_weights)
 
 
-__all__ = ["loo"]
+def relative_efficiency(trace: xr.DataTree, n_samples: int) -> float:
+    """``r_eff = mean(ESS_mean) / n_samples`` over every element of every posterior variable
+    (1 for a single chain): the value ``az.loo`` computes when it is not given one."""
+    posterior = trace["posterior"]
+    if posterior.sizes["chain"] == 1:
+        return 1.0
+    ess = [ess_mean(np.asarray(posterior[name])).ravel() for name in posterior.data_vars]
+    return float(np.hstack(ess).mean() / n_samples)
+
+
+__all__ = ["loo", "relative_efficiency"]
