@@ -30,15 +30,18 @@ from plausible.maths.logspace import log_gamma_draw
 
 
 @numba.njit(nogil=True, cache=True)
-def _normalised_row(rng, shape, n, out):  # pragma: no cover - compiled
-    """Write a Dirichlet(``shape[:n]``) draw into ``out[:n]`` (float64 arithmetic)."""
+def _unnormalised_row(rng, shape, n, out):  # pragma: no cover - compiled
+    """Write the weights of a Dirichlet(``shape[:n]``) draw into ``out[:n]`` and return their
+    sum (float64): the draw is ``out[:n] / sum``. The caller divides as it copies the row out:
+    dividing ``out`` in place first gives the same values but measured about ten times slower
+    on CIFAR-10H's learned shapes (``kappa mu`` about 0.026 on unvoted classes)."""
     large = False
     for c in range(n):
         if shape[c] >= 1.0:
             large = True
             break
+    total = 0.0
     if large:
-        total = 0.0
         for c in range(n):
             a = shape[c]
             if a >= 1.0:
@@ -47,19 +50,15 @@ def _normalised_row(rng, shape, n, out):  # pragma: no cover - compiled
                 g = rng.standard_gamma(a + 1.0) * math.exp(math.log(1.0 - rng.random()) / a)
             out[c] = g
             total += g
-        for c in range(n):
-            out[c] /= total
-        return
+        return total
     top = -np.inf
     for c in range(n):
         out[c] = log_gamma_draw(rng, shape[c])
         top = max(top, out[c])
-    total = 0.0
     for c in range(n):
         out[c] = math.exp(out[c] - top)
         total += out[c]
-    for c in range(n):
-        out[c] /= total
+    return total
 
 
 @numba.njit(nogil=True, cache=True)
@@ -70,9 +69,9 @@ def dense_draws(rng, concentration, out):  # pragma: no cover - compiled
     row = np.empty(n_classes)
     for d in range(n_draws):
         for i in range(n_items):
-            _normalised_row(rng, concentration[i], n_classes, row)
+            total = _unnormalised_row(rng, concentration[i], n_classes, row)
             for c in range(n_classes):
-                out[d, i, c] = row[c]
+                out[d, i, c] = row[c] / total
 
 
 @numba.njit(nogil=True, cache=True)
@@ -92,9 +91,9 @@ def candidate_draws(rng, candidate_shape, n_candidates, pool_shape, values, pool
             has_pool = pool_shape[i] > 0.0
             if has_pool:
                 shape[n] = pool_shape[i]
-            _normalised_row(rng, shape, n + has_pool, row)
+            total = _unnormalised_row(rng, shape, n + has_pool, row)
             for c in range(n):
-                values[d, i, c] = row[c]
+                values[d, i, c] = row[c] / total
             for c in range(n, width):
                 values[d, i, c] = 0.0
-            pooled[d, i] = row[n] if has_pool else 0.0
+            pooled[d, i] = row[n] / total if has_pool else 0.0
