@@ -107,8 +107,9 @@ def test_gibbs_with_fixed_hyperparameters_matches_quadrature(resolution):
 def test_gibbs_matches_nuts_on_the_same_model_with_learned_hyperparameters():
     data = _slider(n_items=20, per_item=5)
     gibbs = _sample(ratings_censored.build(data, threshold=2.0, resolution=1.0), seed=1)
+    # NUTS needs a longer warm-up than PyMC's 1000 here: with 6.4 it stopped short (R-hat 1.03)
     nuts = _sample(ratings_censored.build(data, threshold=2.0, resolution=1.0, compiled=False),
-                   seed=2, target_accept=0.95)
+                   seed=2, target_accept=0.95, tune=2000)
     for trace in (gibbs, nuts):
         assert pl.diagnostics.convergence_report(trace).ok
     assert_same_posterior(gibbs, nuts, ("mu0", "kappa0", "alpha0", "beta0", "mu", "sigma2",

@@ -1,5 +1,6 @@
-"""Inference: conjugate Gibbs steps, exact slice scans, the compiled Plackett–Luce candidate
-sampler, the :func:`sample` entry point and simulation-based calibration of a sampler."""
+"""Inference: the kernel protocol and its one driver, conjugate Gibbs steps, exact slice scans,
+the compiled samplers' kernels, :func:`steps` (a model's PyMC step methods), the
+:func:`sample` entry point and simulation-based calibration of a sampler."""
 
 from plausible.inference.annotator_beta_gibbs import AnnotatorBetaGibbs
 from plausible.inference.declarations import (
@@ -11,6 +12,9 @@ from plausible.inference.declarations import (
 from plausible.inference.difficulty_gibbs import ClassGibbs
 from plausible.inference.difficulty_slice import DifficultySlice
 from plausible.inference.dirichlet_gibbs import DirichletGibbs
+from plausible.inference.driver import sample_kernel
+from plausible.inference.kernel import Kernel, PyMCKernel, Variable
+from plausible.inference.kernel_step import KernelStep, steps
 from plausible.inference.nig_gibbs import NIGGibbs
 from plausible.inference.plackett_luce_gibbs import PlackettLuceGibbs
 from plausible.inference.plackett_luce_sampler import sample_candidates
@@ -22,9 +26,13 @@ __all__ = [
     "ClassGibbs",
     "DifficultySlice",
     "DirichletGibbs",
+    "Kernel",
+    "KernelStep",
     "NIGGibbs",
     "PlackettLuceGibbs",
+    "PyMCKernel",
     "SBCResult",
+    "Variable",
     "add_log_likelihood",
     "declare_gibbs",
     "declare_log_likelihood",
@@ -32,5 +40,7 @@ __all__ = [
     "declared_log_likelihood",
     "sample",
     "sample_candidates",
+    "sample_kernel",
     "simulation_based_calibration",
+    "steps",
 ]

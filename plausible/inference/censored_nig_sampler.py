@@ -38,8 +38,8 @@ invariant. With fixed hyper-parameters step 1 and the shift are skipped.
 Kept draws store ``mu``, ``sigma2``, the sampled hyper-parameters and the two-class
 plausibility at the threshold (:func:`plausible.models.ratings.threshold_plausibility`).
 Chains start from the items' means and variances, with the hyper-parameters and the item means
-dispersed per chain; chain ``c`` draws from child ``c`` of ``SeedSequence(seed)`` and runs in a
-thread, so the draws depend on the seed only.
+dispersed per chain. :class:`CensoredNIGKernel` is the sweep's kernel
+(:mod:`plausible.inference.kernel`), run by the driver or by PyMC.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from plausible.inference.chains import available_cores, run_chains
+from plausible.inference.kernel import Variable
 from plausible.inference.nig_gibbs import draw_nig_log
 from plausible.inference.univariate_slice import slice_update
 from plausible.maths.normal_inverse_gamma import conjugate_update
@@ -148,63 +148,90 @@ def _shift_locations(rng, hyper, prior: Hyperprior, item, lower, upper, mu, log_
     return mu
 
 
-def _chain(seed, item, lower, upper, n_items, prior, fixed, tune, thin, out, *, stop):
-    rng = np.random.default_rng(seed)
-    augmented = lower < upper
-    y = np.where(np.isfinite(lower), lower, upper)  # a start inside every interval's closure
-    count = np.bincount(item, minlength=n_items).astype(np.float64)
-    mean = np.bincount(item, y, minlength=n_items) / count
-    spread = float(np.std(y)) + 1e-3
-    mu = mean + spread / np.sqrt(count) * rng.standard_normal(n_items)
-    log_sigma2 = np.full(n_items, 2 * math.log(spread)) + rng.uniform(-1, 1, n_items)
-    hyper = dict(fixed) if fixed is not None else {
-        "mu0": float(mean.mean() + spread * rng.standard_normal()),
-        "kappa0": float(np.exp(rng.uniform(-1, 1))), "alpha0": float(2 * np.exp(rng.uniform(-1, 1))),
-        "beta0": float(spread**2 * np.exp(rng.uniform(-1, 1)))}
-    index = np.flatnonzero(augmented)
-    at = item[index]
-    for t in range(tune + out["mu"].shape[0] * thin):
-        if stop.is_set():
-            return
-        if fixed is None:
-            _draw_hyper(rng, hyper, prior, mu, log_sigma2)
-            mu = _shift_locations(rng, hyper, prior, item, lower, upper, mu, log_sigma2, spread)
+class CensoredNIGKernel:
+    """The sweep of the module for ratings given as intervals ``(lower, upper]`` of their
+    latent values (``lower == upper``: known exactly) of items ``item`` ``(rating,)``, with
+    ``fixed`` hyper-parameters (a dict of the four) or sampled under ``prior``;
+    ``plausibility(mu, sigma2) -> (item, class)`` the plausibilities of a draw. State: the
+    latent values ``y``, ``mu``, ``log sigma2`` and the hyper-parameters."""
+
+    name = "plausible.inference.censored_nig_sampler"
+    default_tune = DEFAULT_TUNE
+    default_thin = DEFAULT_THIN
+    stats = {}
+
+    def __init__(self, item, lower, upper, n_items: int, *, prior: Hyperprior | None = None,
+                 fixed: dict | None = None, plausibility=None, n_classes: int = 2):
+        if (fixed is None) == (prior is None):
+            raise ValueError("give either fixed hyper-parameters or their prior")
+        self.item = np.asarray(item, dtype=np.int64)
+        self.lower, self.upper = (np.asarray(v, dtype=np.float64) for v in (lower, upper))
+        self.n_items, self.prior, self.fixed = int(n_items), prior, fixed
+        self.plausibility = plausibility
+        self.index = np.flatnonzero(self.lower < self.upper)  # ratings with a latent value
+        self.at = self.item[self.index]
+        # a start inside every interval's closure
+        self.y0 = np.where(np.isfinite(self.lower), self.lower, self.upper)
+        self.count = np.bincount(self.item, minlength=self.n_items).astype(np.float64)
+        self.spread = float(np.std(self.y0)) + 1e-3
+        per_item = Variable(("item",), (self.n_items,))
+        self.variables = {"mu": per_item, "sigma2": per_item,
+                          **({} if fixed is not None else
+                             {name: Variable((), ()) for name in HYPERPARAMETERS}),
+                          **({} if plausibility is None else
+                             {"plausibility": Variable(("item", "class"),
+                                                       (self.n_items, n_classes))})}
+
+    def start(self, rng):
+        """The items' means and a common variance, dispersed, and dispersed
+        hyper-parameters."""
+        y, n, spread = self.y0.copy(), self.n_items, self.spread
+        mean = np.bincount(self.item, y, minlength=n) / self.count
+        mu = mean + spread / np.sqrt(self.count) * rng.standard_normal(n)
+        log_sigma2 = np.full(n, 2 * math.log(spread)) + rng.uniform(-1, 1, n)
+        hyper = dict(self.fixed) if self.fixed is not None else {
+            "mu0": float(mean.mean() + spread * rng.standard_normal()),
+            "kappa0": float(np.exp(rng.uniform(-1, 1))),
+            "alpha0": float(2 * np.exp(rng.uniform(-1, 1))),
+            "beta0": float(spread**2 * np.exp(rng.uniform(-1, 1)))}
+        return y, mu, log_sigma2, hyper
+
+    def load(self, values, rng):
+        """The items' and hyper-parameters' values; the latent values are drawn afresh by
+        the sweep before they are read."""
+        hyper = dict(self.fixed) if self.fixed is not None else {
+            name: float(values[name]) for name in HYPERPARAMETERS}
+        return (self.y0.copy(), np.asarray(values["mu"], dtype=np.float64),
+                np.log(np.asarray(values["sigma2"], dtype=np.float64)), hyper)
+
+    def to_point(self, state, draw):
+        return {name: draw[name] for name in ("mu", "sigma2", *(
+            () if self.fixed is not None else HYPERPARAMETERS))}
+
+    def sweep(self, rng, state, out):
+        """Steps 1 to 4 of the module."""
+        y, mu, log_sigma2, hyper = state
+        item, lower, upper, n_items = self.item, self.lower, self.upper, self.n_items
+        if self.fixed is None:
+            _draw_hyper(rng, hyper, self.prior, mu, log_sigma2)
+            mu = _shift_locations(rng, hyper, self.prior, item, lower, upper, mu, log_sigma2,
+                                  self.spread)
         mu = _refresh_means(rng, hyper, item, lower, upper, mu, log_sigma2, n_items)
-        loc, sd = mu[at], np.exp(0.5 * log_sigma2[at])
-        y[index] = truncated_normal_draws(rng, lower[index], upper[index], loc, sd)
+        loc, sd = mu[self.at], np.exp(0.5 * log_sigma2[self.at])
+        y[self.index] = truncated_normal_draws(rng, lower[self.index], upper[self.index], loc, sd)
+        count = self.count
         mean = np.bincount(item, y, minlength=n_items) / count
         ss = np.bincount(item, (y - mean[item]) ** 2, minlength=n_items)
         params = conjugate_update(hyper["mu0"], hyper["kappa0"], hyper["alpha0"], hyper["beta0"],
                                   count, count, mean, ss)
         mu, log_sigma2 = draw_nig_log(rng, *params)
-        kept = t - tune
-        if kept >= 0 and (kept + 1) % thin == 0:
-            d = kept // thin
-            out["mu"][d], out["sigma2"][d] = mu, np.exp(log_sigma2)
+        if out is not None:
+            out["mu"][...], out["sigma2"][...] = mu, np.exp(log_sigma2)
             for name in out.keys() & hyper.keys():
-                out[name][d] = hyper[name]
+                out[name][...] = hyper[name]
+            if "plausibility" in out:
+                out["plausibility"][...] = self.plausibility(out["mu"], out["sigma2"])
+        return y, mu, log_sigma2, hyper
 
 
-def sample_censored_nig(item, lower, upper, n_items: int, *, prior: Hyperprior | None = None,
-                        fixed: dict | None = None, draws: int = 1000, tune: int = DEFAULT_TUNE,
-                        chains: int = 4, seed: int | None = None, cores: int | None = None,
-                        thin: int = DEFAULT_THIN) -> dict[str, np.ndarray]:
-    """Run the sampler (module) on ratings given as intervals ``(lower, upper]`` of their
-    latent values (``lower == upper``: known exactly) of items ``item`` ``(rating,)``, with
-    ``fixed`` hyper-parameters (a dict of the four) or sampled under ``prior``. Returns
-    ``{name: (chain, draw, ...)}`` for ``mu``, ``sigma2`` ``(item,)`` and, when sampled, the
-    four hyper-parameters."""
-    if (fixed is None) == (prior is None):
-        raise ValueError("give either fixed hyper-parameters or their prior")
-    if thin < 1 or int(thin) != thin:
-        raise ValueError(f"thin must be a positive integer, got {thin!r}")
-    item = np.asarray(item, dtype=np.int64)
-    lower, upper = (np.asarray(v, dtype=np.float64) for v in (lower, upper))
-    names = ["mu", "sigma2"] + ([] if fixed is not None else list(HYPERPARAMETERS))
-    out = {name: np.empty((chains, draws, n_items) if name in ("mu", "sigma2") else (chains, draws))
-           for name in names}
-    jobs = [(seed_c, item, lower, upper, n_items, prior, fixed, int(tune), int(thin),
-             {name: value[c] for name, value in out.items()})
-            for c, seed_c in enumerate(np.random.SeedSequence(seed).spawn(chains))]
-    run_chains(_chain, jobs, min(chains, available_cores() if cores is None else int(cores)))
-    return out
+__all__ = ["CensoredNIGKernel", "DEFAULT_THIN", "DEFAULT_TUNE", "HYPERPARAMETERS", "Hyperprior"]

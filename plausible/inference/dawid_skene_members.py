@@ -31,7 +31,8 @@ mu_c`` (:mod:`plausible.inference.dirichlet_multinomial_population`), whose slic
 independently for every class. The ``g_c`` are kept between sweeps (an augmentation),
 ``mu_c`` is stored.
 
-Every member: ``start(n_annotators, n_classes)`` gives a chain's first state (or None), ``draw(rng, counts, gamma,
+Every member: ``start(n_annotators, n_classes)`` gives a chain's first state (or None),
+``load(values, n_annotators, n_classes, rng)`` the state from a PyMC point's values, ``draw(rng, counts, gamma,
 table, state)`` the next state with ``table`` filled, ``values(table, state)`` the stored
 variables of a kept draw and ``confusion(values, n_classes)`` the confusion matrices ``(..., annotator,
 class, label_class)`` of stored values (the plausibilities computed when read).
@@ -80,6 +81,9 @@ class FullConfusion:
     def start(self, n_annotators: int, n_classes: int):
         return None
 
+    def load(self, values: dict, n_annotators: int, n_classes: int, rng):
+        return None
+
     def draw(self, rng, counts, gamma, table, state):
         kernel.draw_rows(rng, counts, self.beta, gamma, table)
         return state
@@ -102,6 +106,9 @@ class OneCoin:
         return {"accuracy": (("annotator",), (n_annotators,))}
 
     def start(self, n_annotators: int, n_classes: int):
+        return None
+
+    def load(self, values: dict, n_annotators: int, n_classes: int, rng):
         return None
 
     def draw(self, rng, counts, gamma, table, state):
@@ -147,6 +154,11 @@ class Mace:
         """The prior's means, as the PyMC build starts: ``c = a / (a + b)``, ``xi`` uniform."""
         return (np.full(n_annotators, self.a / (self.a + self.b)),
                 np.full((n_annotators, n_classes), 1 / n_classes))
+
+    def load(self, values: dict, n_annotators: int, n_classes: int, rng):
+        """The spam indicators are drawn given the current ``(c, xi)``: they are the state."""
+        return (np.asarray(values["competence"], dtype=np.float64),
+                np.asarray(values["strategy"], dtype=np.float64))
 
     def draw(self, rng, counts, gamma, table, state):
         n = summed_counts(counts)
@@ -196,6 +208,14 @@ class Hierarchical:
     def start(self, n_annotators: int, n_classes: int):
         """``(class, 1 + label_class)``: ``log kappa = 0`` and ``log g = log mu_start``."""
         return np.concatenate([np.zeros((len(self.beta), 1)), np.log(self.start_confusion)], 1)
+
+    def load(self, values: dict, n_annotators: int, n_classes: int, rng):
+        """``(log kappa_c, log g_c)``: ``g_c = S_c mu_c`` with the scale ``S_c ~ Gamma(sum
+        beta_c, 1)`` drawn from its conditional given ``mu_c`` (its prior; module)."""
+        log_scale = log_gamma_draws(rng, self.beta.sum(axis=1))
+        log_mu = np.log(np.asarray(values["population_confusion"], dtype=np.float64))
+        return np.concatenate([np.log(np.asarray(values["concentration"], dtype=np.float64))[:, None],
+                               log_mu + log_scale[:, None]], 1)
 
     def draw(self, rng, counts, gamma, table, state):
         n = summed_counts(counts)

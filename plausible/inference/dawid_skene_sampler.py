@@ -52,9 +52,11 @@ import numpy as np
 import xarray as xr
 
 from plausible.data.labels import Labels
-from plausible.inference import dawid_skene_kernel as kernel
-from plausible.inference.chains import available_cores, run_chains
+from plausible.inference import dawid_skene_kernel as kernel_code
+from plausible.inference.chains import available_cores
 from plausible.inference.difficulty_slice import LabelGroups
+from plausible.inference.driver import sample_kernel
+from plausible.inference.kernel import Variable
 from plausible.metrics.chunks import chunk_steps
 from plausible.metrics.storage import Layout
 
@@ -98,47 +100,101 @@ class Design:
         return shares / shares.sum(axis=1, keepdims=True)
 
 
-def _run_chain(design, parts, chain_seed, pi_out, values_out, plaus_out, changed_out, pool, *,
-               member, a, gamma, draws, tune, thin, stop=None):
-    """Warm-up and kept sweeps of one chain (module docstring), writing draw ``d`` into
-    ``pi_out[0, d]``, ``values_out[name][0, d]`` (the member's stored variables),
-    ``plaus_out[0, d]`` (when it has draws) and ``changed_out[0, d]``; its item ``parts`` run
-    on ``pool`` (threads) when there is one. Returns early once ``stop`` is set."""
-    rng = np.random.default_rng(chain_seed)
-    C, N = design.n_classes, design.n_items
-    cumulative = np.cumsum(design.label_shares(), axis=1)
-    z = np.minimum((rng.random((N, 1)) > cumulative).sum(axis=1), C - 1)
-    counts = np.zeros((len(parts), design.n_annotators * C, C), dtype=np.int64)
-    class_counts = np.zeros((len(parts), C), dtype=np.int64)
-    for p, (start, stop_) in enumerate(parts):
-        kernel.count_labels(design.offsets, design.code, z, counts[p], class_counts[p], start,
-                            stop_)
-    no_store = np.empty((0, C), dtype=np.float32)
-    table = np.empty((design.n_annotators * C, C))
-    log_pi, u = np.empty(C), np.empty(N)
-    state = member.start(design.n_annotators, C)
-    for it in range(tune + draws * thin):
-        if stop is not None and stop.is_set():
-            return
-        kept = it >= tune and (it - tune + 1) % thin == 0
-        d = (it - tune) // thin
-        state = member.draw(rng, counts, gamma, table, state)
-        kernel.draw_class_prior(rng, class_counts, a, log_pi, u)
-        out = plaus_out[0, d] if kept and plaus_out.shape[1] else no_store
-        sweep = functools.partial(kernel.class_sweep, design.offsets, design.code, table, log_pi,
-                                  gamma, u, z)
-        if pool is None:
-            changed = sum(sweep(counts[p], class_counts[p], out, start, stop_)
-                          for p, (start, stop_) in enumerate(parts))
+class ChainState:
+    """One chain's state: the classes ``z (item,)``, the counts of each item part ``counts
+    (part, annotator * C + label, class)`` and ``class_counts (part, class)``, the member's
+    state, and the buffers and thread pool of the sweep."""
+
+    def __init__(self, kernel: DawidSkeneKernel, z: np.ndarray, member_state):
+        design, C = kernel.design, kernel.design.n_classes
+        self.z = z
+        self.counts = np.zeros((len(kernel.parts), design.n_annotators * C, C), dtype=np.int64)
+        self.class_counts = np.zeros((len(kernel.parts), C), dtype=np.int64)
+        for p, (start, stop) in enumerate(kernel.parts):
+            kernel_code.count_labels(design.offsets, design.code, z, self.counts[p],
+                                     self.class_counts[p], start, stop)
+        self.member_state = member_state
+        self.table = np.empty((design.n_annotators * C, C))
+        self.log_pi, self.u = np.empty(C), np.empty(design.n_items)
+        self.pool = (ThreadPoolExecutor(max_workers=len(kernel.parts)) if len(kernel.parts) > 1
+                     else None)
+
+
+class DawidSkeneKernel:
+    """The sweep of the module for a member of the family (``member``, one of
+    :mod:`plausible.inference.dawid_skene_members`) on ``design``, with class concentration
+    ``a (class,)`` and reliability ``gamma``; each sweep's items run in ``n_parts``
+    contiguous parts (threads of the chain, when more than one)."""
+
+    name = "plausible.inference.dawid_skene_sampler"
+    default_tune = DEFAULT_TUNE
+    default_thin = 1
+    lazy_variables = ("plausibility",)
+
+    def __init__(self, design: Design, member, a, gamma: float, *, n_parts: int = 1,
+                 dtype=np.float32):
+        self.design, self.member, self.gamma, self.dtype = design, member, float(gamma), dtype
+        self.a = np.asarray(a, dtype=np.float64)
+        self.parts = design.parts(max(1, int(n_parts)))
+        C, J, N = design.n_classes, design.n_annotators, design.n_items
+        self.variables = {
+            "class_prior": Variable(("class",), (C,)),
+            **{name: Variable(dims, shape) for name, (dims, shape) in member.stored(J, C).items()},
+            "plausibility": Variable(("item", "class"), (N, C), dtype)}
+        self.stats = {"classes_changed": Variable((), (), np.int64)}
+        self._no_store = np.empty((0, C), dtype=dtype)
+
+    def start(self, rng):
+        """Each item's class drawn from its own label shares."""
+        C, N = self.design.n_classes, self.design.n_items
+        cumulative = np.cumsum(self.design.label_shares(), axis=1)
+        z = np.minimum((rng.random((N, 1)) > cumulative).sum(axis=1), C - 1)
+        return ChainState(self, z, self.member.start(self.design.n_annotators, C))
+
+    def load(self, values, rng):
+        """The classes ``true_class`` and the member's state from the model's values; the
+        sweep draws the annotator parameters and ``pi`` afresh before reading them."""
+        z = np.array(values["true_class"], dtype=np.int64)
+        return ChainState(self, z, self.member.load(values, self.design.n_annotators,
+                                                    self.design.n_classes, rng))
+
+    def to_point(self, state, draw):
+        return {**{name: draw[name] for name in self.variables if name != "plausibility"},
+                "true_class": state.z.copy()}
+
+    def close(self, state):
+        if state is not None and state.pool is not None:
+            state.pool.shutdown()
+
+    def sweep(self, rng, state, out):
+        """The annotator parameters and ``pi`` given the counts, then every item's class."""
+        design, parts = self.design, self.parts
+        state.member_state = self.member.draw(rng, state.counts, self.gamma, state.table,
+                                              state.member_state)
+        kernel_code.draw_class_prior(rng, state.class_counts, self.a, state.log_pi, state.u)
+        store = out.get("plausibility", self._no_store) if out is not None else self._no_store
+        sweep = functools.partial(kernel_code.class_sweep, design.offsets, design.code,
+                                  state.table, state.log_pi, self.gamma, state.u, state.z)
+        if state.pool is None:
+            changed = sum(sweep(state.counts[p], state.class_counts[p], store, start, stop)
+                          for p, (start, stop) in enumerate(parts))
         else:
             changed = sum(future.result() for future in
-                          [pool.submit(sweep, counts[p], class_counts[p], out, start, stop_)
-                           for p, (start, stop_) in enumerate(parts)])
-        if kept:
-            pi_out[0, d] = np.exp(log_pi)
-            for name, value in member.values(table, state).items():
-                values_out[name][0, d] = value
-            changed_out[0, d] = changed
+                          [state.pool.submit(sweep, state.counts[p], state.class_counts[p], store,
+                                             start, stop)
+                           for p, (start, stop) in enumerate(parts)])
+        if out is not None:
+            out["class_prior"][...] = np.exp(state.log_pi)
+            for name, value in self.member.values(state.table, state.member_state).items():
+                out[name][...] = value
+            out["classes_changed"][...] = changed
+        return state
+
+    def compute_when_read(self, values) -> dict:
+        stored = {name: values[name] for name in self.variables
+                  if name not in ("class_prior", "plausibility")}
+        return {"plausibility": _lazy_plausibility(self.design, values["class_prior"], stored,
+                                                   self.member, self.gamma, self.dtype)}
 
 
 def _lazy_plausibility(design, pi, values, member, gamma, dtype) -> da.Array:
@@ -160,7 +216,7 @@ def _lazy_plausibility(design, pi, values, member, gamma, dtype) -> da.Array:
             log_pi = np.log(pi[c0, d0:d1])
             theta = member.confusion({name: v[c0, d0:d1] for name, v in values.items()}, C)
             table = design.table(np.log(theta))
-        return kernel.plausibility_kernel(log_pi, table, gamma, design.offsets, design.code,
+        return kernel_code.plausibility_kernel(log_pi, table, gamma, design.offsets, design.code,
                                           i0, i1)[None].astype(dtype, copy=False)
 
     chunks = ((1,) * chains, _steps(draws, draw_step), _steps(design.n_items, item_step), (C,))
@@ -180,54 +236,21 @@ def sample_dawid_skene(labels: Labels, *, member, class_concentration: np.ndarra
     """Sample a member of the Bayesian Dawid–Skene family (module docstring) for ``labels``:
     ``member`` one of :mod:`plausible.inference.dawid_skene_members`, ``class_concentration a
     (class,)``, ``reliability gamma > 0``; ``constant_data`` (name: ``(dims, values)``)
-    written to the trace's ``constant_data`` beside the reliability. ``lazy``: compute the plausibilities from the stored parameters when read instead of
-    storing them. ``cores``: threads (default ``min(chains, CPUs)``, or all CPUs split over
-    the chains' items when there are more CPUs than chains); the draws do not depend on it.
-    Returns the trace described in the module docstring."""
-    design = Design(labels)
+    written to the trace's ``constant_data`` beside the reliability. ``lazy``: compute the
+    plausibilities from the stored parameters when read instead of storing them. ``cores``:
+    threads (default ``min(chains, CPUs)``, or all CPUs split over the chains' items when
+    there are more CPUs than chains); the draws do not depend on it. Returns the trace
+    described in the module docstring."""
     available = available_cores() if cores is None else int(cores)
     if available < 1:
         raise ValueError(f"cores must be a positive integer, got {cores!r}")
-    n_parts = max(1, available // chains)
-    parts = design.parts(n_parts)
-    C, J = design.n_classes, design.n_annotators
-    pi_out = np.empty((chains, draws, C))
-    stored = member.stored(J, C)
-    values_out = {name: np.empty((chains, draws, *shape)) for name, (_, shape) in stored.items()}
-    plaus_out = np.empty((chains, 0 if lazy else draws, design.n_items, C), dtype=dtype)
-    changed_out = np.zeros((chains, draws), dtype=np.int64)
     gamma = float(reliability)
-    pools = [ThreadPoolExecutor(max_workers=len(parts)) if len(parts) > 1 else None
-             for _ in range(chains)]
-    try:
-        run = functools.partial(_run_chain, design, parts, member=member,
-                                a=np.asarray(class_concentration, dtype=np.float64),
-                                gamma=gamma, draws=draws, tune=tune, thin=thin)
-        jobs = [(seed_c, pi_out[c:c + 1], {name: v[c:c + 1] for name, v in values_out.items()},
-                 plaus_out[c:c + 1],
-                 changed_out[c:c + 1], pools[c]) for c, seed_c in
-                enumerate(np.random.SeedSequence(seed).spawn(chains))]
-        run_chains(run, jobs, min(chains, available))
-    finally:
-        for pool in pools:
-            if pool is not None:
-                pool.shutdown()
-    plausibility = (_lazy_plausibility(design, pi_out, values_out, member, gamma, dtype) if lazy
-                    else plaus_out)
-    coords = {"chain": np.arange(chains), "draw": np.arange(draws), "item": labels.items,
-              "class": labels.classes, "annotator": labels.annotators,
-              "label_class": labels.classes}
-    posterior = xr.Dataset(
-        {"class_prior": (("chain", "draw", "class"), pi_out),
-         **{name: (("chain", "draw", *dims), values_out[name])
-            for name, (dims, _) in stored.items()},
-         "plausibility": (("chain", "draw", "item", "class"), plausibility)},
-        coords=coords,
-        attrs={"sampler": "plausible.inference.dawid_skene_sampler", "tune": tune, "thin": thin,
-               "computed_when_read": "plausibility" if lazy else ""})
+    kernel = DawidSkeneKernel(Design(labels), member, class_concentration, gamma,
+                              n_parts=max(1, available // chains), dtype=dtype)
     constant = xr.Dataset({"reliability": gamma, **(constant_data or {})},
                           coords={"class": labels.classes, "label_class": labels.classes})
-    stats = xr.Dataset({"classes_changed": (("chain", "draw"), changed_out)},
-                       coords={"chain": coords["chain"], "draw": coords["draw"]})
-    return xr.DataTree.from_dict({"posterior": posterior, "sample_stats": stats,
-                                  "constant_data": constant})
+    return sample_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
+                         cores=min(chains, available), lazy=lazy,
+                         coords={"item": labels.items, "class": labels.classes,
+                                 "annotator": labels.annotators, "label_class": labels.classes},
+                         constant_data=constant)

@@ -12,7 +12,8 @@ records it on the ``pm.Model`` it returns:
 * :func:`declare_sampler`: a compiled sampler runs the whole model faster than PyMC's loop
   and writes one storage form of :mod:`plausible.metrics.storage` (candidate form:
   Plackett–Luce; dense: Dawid–Skene); ``sample`` hands the model to it unless the other form
-  is asked for.
+  is asked for. With its ``kernel`` (:mod:`plausible.inference.kernel`) the same sweep also
+  runs inside ``pm.sample`` (:func:`plausible.inference.steps`).
 * :func:`declare_log_likelihood`: the model's per-item log-likelihood as a function of a
   trace, and its observations; ``sample`` writes the ``log_likelihood`` and
   ``observed_data`` groups with them (``az.loo`` / ``az.compare`` read them). Many of the
@@ -52,7 +53,9 @@ class SamplerDeclaration:
     ``form``: the storage form of the plausibilities it writes (``"candidate"`` or
     ``"dense"``); ``nbytes_per_draw``: bytes its trace holds per draw of one chain (for the
     memory guard); ``lazy_nbytes_per_draw``: the same when called with ``lazy=True`` (the
-    plausibilities computed from the stored parameters when read), None if it cannot.
+    plausibilities computed from the stored parameters when read), None if it cannot;
+    ``kernel``: ``() -> Kernel``, the sampler's kernel (:mod:`plausible.inference.kernel`),
+    which :func:`plausible.inference.steps` runs inside PyMC.
     """
 
     sampler: Callable
@@ -60,6 +63,7 @@ class SamplerDeclaration:
     nbytes_per_draw: int
     lazy_nbytes_per_draw: int | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
+    kernel: Callable | None = None
 
 
 def declare_gibbs(model: pm.Model, step: type, vars, *, first: bool = False, **kwargs) -> None:
@@ -76,7 +80,8 @@ def declared_gibbs(model: pm.Model) -> tuple[GibbsDeclaration, ...]:
 
 
 def declare_sampler(model: pm.Model, sampler: Callable, *, form: str, nbytes_per_draw: int,
-                    lazy_nbytes_per_draw: int | None = None, **kwargs) -> None:
+                    lazy_nbytes_per_draw: int | None = None, kernel: Callable | None = None,
+                    **kwargs) -> None:
     """Record that ``sampler(draws=..., tune=..., chains=..., seed=..., cores=..., **kwargs)``
     samples the whole model into a DataTree of the storage ``form`` (see
     :class:`SamplerDeclaration`)."""
@@ -84,7 +89,7 @@ def declare_sampler(model: pm.Model, sampler: Callable, *, form: str, nbytes_per
         raise ValueError(f"form must be 'candidate' or 'dense', got {form!r}")
     setattr(model, _SAMPLER, SamplerDeclaration(
         sampler, form, int(nbytes_per_draw),
-        None if lazy_nbytes_per_draw is None else int(lazy_nbytes_per_draw), kwargs))
+        None if lazy_nbytes_per_draw is None else int(lazy_nbytes_per_draw), kwargs, kernel))
 
 
 def declared_sampler(model: pm.Model) -> SamplerDeclaration | None:

@@ -26,9 +26,10 @@ of the items' draws: a sweep costs O(labels of the distinct patterns), 32 patter
 A kept draw stores ``w``, ``theta`` and the plausibilities ``lambda_ic = p_i,2c + p_i,2c+1``
 (the class probabilities given that draw's parameters, Rao–Blackwellised over the state).
 Chains start from the majority's classes, easy where the item's labels agree and hard
-otherwise, a fifth of the items moved to random states per chain (dispersion); each chain
-draws from child ``c`` of ``SeedSequence(seed)`` and runs in a thread (numpy's kernels
-release the GIL), so the draws depend on the seed only.
+otherwise, a fifth of the items moved to random states per chain (dispersion).
+:class:`EasyHardKernel` is the sweep's kernel (:mod:`plausible.inference.kernel`), run by the
+driver or by PyMC (where the states are summed out of the model, so each PyMC step first
+draws their counts from their exact conditional).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ import xarray as xr
 
 from plausible.data.item_patterns import ItemPatterns, item_patterns
 from plausible.data.labels import Labels
-from plausible.inference.chains import available_cores, run_chains
+from plausible.inference.driver import sample_kernel
+from plausible.inference.kernel import Variable
 from plausible.maths.logspace import log_dirichlet_draws
 
 DEFAULT_TUNE = 300
@@ -63,35 +65,83 @@ def start_states(labels: Labels) -> np.ndarray:
     return 2 * majority + (~unanimous)
 
 
-def _chain(seed, labels, patterns, counts, prior, gamma, tune, thin, weights_out, theta_out,
-           plaus_out, *, stop):
-    rng = np.random.default_rng(seed)
-    J, S, C = labels.n_annotators, prior.shape[0], labels.n_classes
-    states = start_states(labels)
-    scattered = rng.random(labels.n_items) < SCATTERED
-    states[scattered] = rng.integers(0, S, int(scattered.sum()))
-    U = patterns.n_patterns
-    m = np.bincount(patterns.item_pattern * S + states, minlength=U * S).reshape(U, S)
-    counts_t = counts.T.tocsr()  # (annotator * C + label, pattern)
-    for t in range(tune + weights_out.shape[0] * thin):
-        if stop.is_set():
-            return
-        n = (counts_t @ m).reshape(J, C, S).transpose(0, 2, 1)  # (annotator, state, label)
+class EasyHardKernel:
+    """The sweep of the module for ``labels`` with ``prior beta (state, label_class)`` at
+    reliability ``gamma``. State: ``m (pattern, state)``, the items of each pattern in each
+    state."""
+
+    name = "plausible.inference.easy_hard_sampler"
+    default_tune = DEFAULT_TUNE
+    default_thin = DEFAULT_THIN
+    stats = {}
+
+    def __init__(self, labels: Labels, prior: np.ndarray, gamma: float, dtype=np.float32):
+        self.labels = labels
+        self.prior = np.asarray(prior, dtype=np.float64)
+        self.gamma = float(gamma)
+        J, S, C = labels.n_annotators, self.prior.shape[0], labels.n_classes
+        self.patterns = item_patterns(labels.item, labels.annotator, labels.label,
+                                      labels.n_items, J, C)
+        self.counts = pattern_counts(self.patterns, J, C)
+        self.counts_t = self.counts.T.tocsr()  # (annotator * C + label, pattern)
+        self.variables = {
+            "subclass_prior": Variable(("subclass",), (S,)),
+            "confusion": Variable(("annotator", "subclass", "label_class"), (J, S, C)),
+            "plausibility": Variable(("item", "class"), (labels.n_items, C), dtype)}
+
+    def _pattern_states(self, states: np.ndarray) -> np.ndarray:
+        U, S = self.patterns.n_patterns, self.prior.shape[0]
+        return np.bincount(self.patterns.item_pattern * S + states,
+                           minlength=U * S).reshape(U, S)
+
+    def start(self, rng):
+        """The majority's states (:func:`start_states`), a fifth of the items scattered."""
+        states = start_states(self.labels)
+        scattered = rng.random(self.labels.n_items) < SCATTERED
+        states[scattered] = rng.integers(0, self.prior.shape[0], int(scattered.sum()))
+        return self._pattern_states(states)
+
+    def _state_probabilities(self, log_w, log_theta):
+        J, S, C = log_theta.shape
+        L = self.counts @ log_theta.transpose(0, 2, 1).reshape(J * C, S)  # (pattern, state)
+        p = log_w + self.gamma * L
+        p = np.exp(p - p.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        return p
+
+    def load(self, values, rng):
+        """``m | w, theta``: the states summed out of the PyMC model, drawn exactly."""
+        C = self.labels.n_classes
+        easy, hard = values["easy_confusion"], values["hard_confusion"]
+        J = hard.shape[0]
+        theta = np.stack([np.broadcast_to(easy, (J, C, C)), hard], axis=2).reshape(J, 2 * C, C)
+        with np.errstate(divide="ignore"):
+            p = self._state_probabilities(np.log(values["subclass_prior"]), np.log(theta))
+        return rng.multinomial(self.patterns.weight, p)
+
+    def to_point(self, m, draw):
+        theta = draw["confusion"]
+        return {"subclass_prior": draw["subclass_prior"], "easy_confusion": theta[0, 0::2],
+                "hard_confusion": theta[:, 1::2]}
+
+    def sweep(self, rng, m, out):
+        """Step 1 (``theta``, ``w`` given the states' counts), then step 2 (the states'
+        counts per pattern)."""
+        J, S, C = self.labels.n_annotators, self.prior.shape[0], self.labels.n_classes
+        prior, gamma = self.prior, self.gamma
+        n = (self.counts_t @ m).reshape(J, C, S).transpose(0, 2, 1)  # (annotator, state, label)
         log_theta = np.empty((J, S, C))
         log_theta[:, 0::2] = log_dirichlet_draws(rng, prior[0::2] + gamma * n[:, 0::2].sum(0))
         log_theta[:, 1::2] = log_dirichlet_draws(rng, prior[1::2] + gamma * n[:, 1::2])
         log_w = log_dirichlet_draws(rng, 1.0 + m.sum(axis=0))
-        L = counts @ log_theta.transpose(0, 2, 1).reshape(J * C, S)  # (pattern, state)
-        p = log_w + gamma * L
-        p = np.exp(p - p.max(axis=1, keepdims=True))
-        p /= p.sum(axis=1, keepdims=True)
-        m = rng.multinomial(patterns.weight, p)
-        kept = t - tune
-        if kept >= 0 and (kept + 1) % thin == 0:
-            d = kept // thin
-            weights_out[d] = np.exp(log_w)
-            theta_out[d] = np.exp(log_theta)
-            plaus_out[d] = p.reshape(U, C, 2).sum(axis=2)[patterns.item_pattern]
+        p = self._state_probabilities(log_w, log_theta)
+        m = rng.multinomial(self.patterns.weight, p)
+        if out is not None:
+            out["subclass_prior"][...] = np.exp(log_w)
+            out["confusion"][...] = np.exp(log_theta)
+            U = self.patterns.n_patterns
+            out["plausibility"][...] = p.reshape(U, C, 2).sum(axis=2)[self.patterns.item_pattern]
+        return m
 
 
 def pattern_counts(patterns: ItemPatterns, n_annotators: int, n_classes: int) -> sp.csr_matrix:
@@ -118,30 +168,13 @@ def sample_easy_hard(labels: Labels, *, prior: np.ndarray, reliability: float = 
     label_class)``. Returns a trace with ``posterior/subclass_prior (chain, draw,
     subclass)``, ``confusion (chain, draw, annotator, subclass, label_class)`` and
     ``plausibility (chain, draw, item, class)``, and ``constant_data/reliability``."""
-    if thin < 1 or int(thin) != thin:
-        raise ValueError(f"thin must be a positive integer, got {thin!r}")
-    prior = np.asarray(prior, dtype=np.float64)
-    S, C, J = prior.shape[0], labels.n_classes, labels.n_annotators
-    weights = np.empty((chains, draws, S))
-    theta = np.empty((chains, draws, J, S, C))
-    plausibility = np.empty((chains, draws, labels.n_items, C), dtype=dtype)
-    patterns = item_patterns(labels.item, labels.annotator, labels.label, labels.n_items, J, C)
-    counts = pattern_counts(patterns, J, C)
-    jobs = [(seed_c, labels, patterns, counts, prior, float(reliability), int(tune), int(thin),
-             weights[c], theta[c], plausibility[c])
-            for c, seed_c in enumerate(np.random.SeedSequence(seed).spawn(chains))]
-    run_chains(_chain, jobs, min(chains, available_cores() if cores is None else int(cores)))
-    subclasses = subclass_names(labels.classes)
-    posterior = xr.Dataset(
-        {"subclass_prior": (("chain", "draw", "subclass"), weights),
-         "confusion": (("chain", "draw", "annotator", "subclass", "label_class"), theta),
-         "plausibility": (("chain", "draw", "item", "class"), plausibility)},
-        coords={"chain": np.arange(chains), "draw": np.arange(draws), "item": labels.items,
-                "class": labels.classes, "annotator": labels.annotators,
-                "subclass": subclasses, "label_class": labels.classes},
-        attrs={"sampler": "plausible.inference.easy_hard_sampler", "tune": tune, "thin": thin})
-    return xr.DataTree.from_dict({"posterior": posterior,
-                                  "constant_data": xr.Dataset({"reliability": float(reliability)})})
+    kernel = EasyHardKernel(labels, prior, reliability, dtype=dtype)
+    return sample_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
+                         cores=cores, coords={"item": labels.items, "class": labels.classes,
+                                              "annotator": labels.annotators,
+                                              "subclass": subclass_names(labels.classes),
+                                              "label_class": labels.classes},
+                         constant_data={"reliability": float(reliability)})
 
 
 def subclass_names(classes) -> list[str]:
@@ -149,4 +182,4 @@ def subclass_names(classes) -> list[str]:
     return [f"{c} {kind}" for c in classes for kind in ("easy", "hard")]
 
 
-__all__ = ["incidence_matrix", "pattern_counts", "sample_easy_hard", "start_states", "subclass_names"]
+__all__ = ["EasyHardKernel", "incidence_matrix", "pattern_counts", "sample_easy_hard", "start_states", "subclass_names"]

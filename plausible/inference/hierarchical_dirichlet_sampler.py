@@ -15,9 +15,10 @@ fixed uniform), the votes ``s_i`` entering with reliability ``gamma``. Each swee
    changes nothing.
 
 A partially collapsed Gibbs sampler: each kept ``(kappa, mu, lambda)`` is a draw of the
-joint posterior once the population's chain has mixed. The chain is compiled (numba,
-GIL released) and chains run in threads, each with the generator of child ``c`` of
-``SeedSequence(seed)``, so the draws depend on the seed only.
+joint posterior once the population's chain has mixed. The sweep is compiled (numba, GIL
+released); :class:`HierarchicalDirichletKernel` is its kernel
+(:mod:`plausible.inference.kernel`), run by the driver (chains in threads, seeds, warm-up,
+the trace) or by PyMC.
 
 The trace: ``posterior`` with ``concentration (chain, draw)``, ``base_measure (chain, draw,
 class)`` and ``plausibility (chain, draw, item, class)`` (dense, ``dtype``); ``constant_data``
@@ -30,9 +31,11 @@ import numba
 import numpy as np
 import xarray as xr
 
-from plausible.inference.chains import available_cores, run_chains
 from plausible.inference.dirichlet_draws import dense_draws
 from plausible.inference.dirichlet_multinomial_population import count_summary, draw_population
+from plausible.inference.driver import sample_kernel
+from plausible.inference.kernel import Variable
+from plausible.maths.logspace import log_gamma_draw
 
 DEFAULT_TUNE = 200
 """Warm-up sweeps: the population's few coordinates settle within tens of sweeps."""
@@ -43,33 +46,74 @@ DISPERSION = 1.0
 
 
 @numba.njit(nogil=True, cache=True)
-def _chain(rng, v, counts, learn_base, beta, shape, rate, tune, thin, kappa_out, base_out,
-           plaus_out):  # pragma: no cover - compiled
-    """Run one chain from ``v = (log kappa, log g)`` (module), writing the kept draws."""
-    summary = count_summary(counts)
-    draws = kappa_out.shape[0]
-    for t in range(tune + draws * thin):
-        log_alpha = draw_population(rng, v, summary, learn_base, beta, shape, rate, WIDTH)
-        kept = t - tune
-        if kept < 0 or (kept + 1) % thin != 0:
-            continue
-        d = kept // thin
-        alpha = np.exp(log_alpha)
-        kappa_out[d] = alpha.sum()
-        base_out[d] = alpha / alpha.sum()
-        dense_draws(rng, alpha + counts, plaus_out[d:d + 1])
+def _record(rng, log_alpha, counts, base_out, plaus_out):  # pragma: no cover - compiled
+    """Write ``mu`` into ``base_out (class,)`` and ``lambda | alpha`` into ``plaus_out (1,
+    item, class)``; return ``kappa``."""
+    alpha = np.exp(log_alpha)
+    kappa = alpha.sum()
+    base_out[:] = alpha / alpha.sum()
+    dense_draws(rng, alpha + counts, plaus_out)
+    return kappa
 
 
-def _run_chain(seed, start, counts, learn_base, beta, shape, rate, tune, thin, kappa_out,
-               base_out, plaus_out, *, stop):
-    """One chain from ``start`` jittered by ``U(-1, 1)`` on each coordinate that moves."""
-    if stop.is_set():
-        return
-    rng = np.random.default_rng(seed)
-    v = start + rng.uniform(-DISPERSION, DISPERSION, start.size) * (
-        np.arange(start.size) < (start.size if learn_base else 1))
-    _chain(rng, v, counts, learn_base, beta, shape, rate, tune, thin, kappa_out, base_out,
-           plaus_out)
+class HierarchicalDirichletKernel:
+    """The sweep of the module for tempered vote counts ``gamma s (item, class)``.
+
+    ``base_prior beta (class,)``; ``concentration_prior`` Gamma ``(shape, rate)`` of
+    ``kappa``; ``learn_base`` False keeps the base measure at ``start``'s; ``start (1 +
+    class)`` the chains' ``(log kappa, log g)`` before each chain's jitter. State: ``v = (log
+    kappa, log g)``, the population's coordinates (``g`` the base measure's unnormalised
+    Gamma weights, an augmentation whose scale every sweep draws afresh).
+    """
+
+    name = "plausible.inference.hierarchical_dirichlet_sampler"
+    default_tune = DEFAULT_TUNE
+    default_thin = 1
+    stats = {}
+
+    def __init__(self, tempered, *, base_prior, concentration_prior, learn_base: bool, start,
+                 dtype=np.float32):
+        self.tempered = np.ascontiguousarray(tempered, dtype=np.float64)
+        self.summary = count_summary(self.tempered)
+        self.beta = np.asarray(base_prior, dtype=np.float64)
+        self.shape, self.rate = (float(x) for x in concentration_prior)
+        self.learn_base = bool(learn_base)
+        self.start_point = np.asarray(start, dtype=np.float64)
+        n_items, n_classes = self.tempered.shape
+        self.variables = {
+            "concentration": Variable((), ()),
+            "base_measure": Variable(("class",), (n_classes,)),
+            "plausibility": Variable(("item", "class"), (n_items, n_classes), dtype)}
+
+    def start(self, rng):
+        """``start`` jittered by ``U(-1, 1)`` on each coordinate that moves."""
+        v = self.start_point
+        return v + rng.uniform(-DISPERSION, DISPERSION, v.size) * (
+            np.arange(v.size) < (v.size if self.learn_base else 1))
+
+    def load(self, values, rng):
+        """``(log kappa, log g)``: with a learned base, ``g = S mu`` with the scale ``S ~
+        Gamma(sum beta, 1)`` drawn from its conditional given ``mu`` (its prior); a fixed base
+        keeps the start's."""
+        log_kappa = np.log(float(values["concentration"]))
+        if not self.learn_base:
+            return np.concatenate([[log_kappa], self.start_point[1:]])
+        log_g = np.log(np.asarray(values["base_measure"], dtype=np.float64))
+        return np.concatenate([[log_kappa], log_g + log_gamma_draw(rng, self.beta.sum())])
+
+    def to_point(self, state, draw):
+        names = ("concentration", "plausibility") + (("base_measure",) if self.learn_base else ())
+        return {name: draw[name] for name in names}
+
+    def sweep(self, rng, v, out):
+        """``(kappa, mu) | s`` (slice, items integrated out), then at kept sweeps ``lambda |
+        kappa, mu, s`` (the population's chain does not read it)."""
+        log_alpha = draw_population(rng, v, self.summary, self.learn_base, self.beta,
+                                    self.shape, self.rate, WIDTH)
+        if out is not None:
+            out["concentration"][...] = _record(rng, log_alpha, self.tempered,
+                                                out["base_measure"], out["plausibility"][None])
+        return v
 
 
 def sample_hierarchical_dirichlet(counts: np.ndarray, *, items, classes, reliability: float,
@@ -78,40 +122,19 @@ def sample_hierarchical_dirichlet(counts: np.ndarray, *, items, classes, reliabi
                                   tune: int = DEFAULT_TUNE, chains: int = 4,
                                   seed: int | None = None, cores: int | None = None,
                                   thin: int = 1, dtype=np.float32) -> xr.DataTree:
-    """Sample the hierarchical Dirichlet model (module) for vote ``counts (item, class)``.
-
-    ``base_prior beta (class,)``; ``concentration_prior`` Gamma ``(shape, rate)`` of
-    ``kappa``; ``learn_base`` False keeps the base measure at ``start``'s; ``start (1 + class)`` the
-    chains' ``(log kappa, log base measure)`` before each chain's jitter. ``cores``: threads (default
-    ``min(chains, CPUs)``); the draws do not depend on it. Returns the trace of the module
-    docstring.
-    """
-    if thin < 1 or int(thin) != thin:
-        raise ValueError(f"thin must be a positive integer, got {thin!r}")
+    """Sample the hierarchical Dirichlet model (module) for vote ``counts (item, class)``
+    (:class:`HierarchicalDirichletKernel` for the options). ``cores``: threads (default
+    ``min(chains, CPUs)``); the draws do not depend on it. Returns ``posterior`` with
+    ``concentration (chain, draw)``, ``base_measure (chain, draw, class)`` and
+    ``plausibility (chain, draw, item, class)`` (dense, ``dtype``); ``constant_data`` with
+    the reliability."""
     gamma = float(reliability)
-    tempered = np.ascontiguousarray(gamma * np.asarray(counts, dtype=np.float64))
-    n_items, n_classes = tempered.shape
-    beta = np.asarray(base_prior, dtype=np.float64)
-    shape, rate = (float(x) for x in concentration_prior)
-    kappa_out = np.empty((chains, draws))
-    base_out = np.empty((chains, draws, n_classes))
-    plaus_out = np.empty((chains, draws, n_items, n_classes), dtype=dtype)
-    start = np.asarray(start, dtype=np.float64)
-    jobs = [(seed_c, start, tempered, bool(learn_base), beta, shape, rate, int(tune),
-             int(thin), kappa_out[c], base_out[c], plaus_out[c])
-            for c, seed_c in enumerate(np.random.SeedSequence(seed).spawn(chains))]
-    run_chains(_run_chain, jobs, min(chains, available_cores() if cores is None else int(cores)))
-    coords = {"chain": np.arange(chains), "draw": np.arange(draws), "item": items,
-              "class": classes}
-    posterior = xr.Dataset(
-        {"concentration": (("chain", "draw"), kappa_out),
-         "base_measure": (("chain", "draw", "class"), base_out),
-         "plausibility": (("chain", "draw", "item", "class"), plaus_out)},
-        coords=coords,
-        attrs={"sampler": "plausible.inference.hierarchical_dirichlet_sampler", "tune": tune,
-               "thin": thin})
-    constant = xr.Dataset({"reliability": gamma})
-    return xr.DataTree.from_dict({"posterior": posterior, "constant_data": constant})
+    kernel = HierarchicalDirichletKernel(
+        gamma * np.asarray(counts, dtype=np.float64), base_prior=base_prior,
+        concentration_prior=concentration_prior, learn_base=learn_base, start=start, dtype=dtype)
+    return sample_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
+                         cores=cores, coords={"item": items, "class": classes},
+                         constant_data={"reliability": gamma})
 
 
-__all__ = ["sample_hierarchical_dirichlet"]
+__all__ = ["HierarchicalDirichletKernel", "sample_hierarchical_dirichlet"]

@@ -96,7 +96,7 @@ from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.inference import dawid_skene_kernel as kernel
 from plausible.inference import dawid_skene_members as members
 from plausible.inference.confusion_rows_gibbs import ConfusionRowsGibbs, MaceGibbs, OneCoinGibbs
-from plausible.inference.dawid_skene_sampler import Design, sample_dawid_skene
+from plausible.inference.dawid_skene_sampler import Design, DawidSkeneKernel, sample_dawid_skene
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood, declare_sampler
 from plausible.inference.difficulty_gibbs import ClassGibbs
 from plausible.maths.categorical import categorical_draws
@@ -156,9 +156,12 @@ def _declare_compiled(model: pm.Model, labels: Labels, member, gamma: float,
     C, J = labels.n_classes, labels.n_annotators
     parameters = 8 * (C + 1 + sum(int(np.prod(shape))
                                   for _, shape in member.stored(J, C).values()))
+    a = np.full(C, float(class_concentration))
     declare_sampler(model, sample_dawid_skene, form="dense",
                     nbytes_per_draw=parameters + 4 * labels.n_items * C,
-                    lazy_nbytes_per_draw=parameters, labels=labels, member=member,
+                    lazy_nbytes_per_draw=parameters,
+                    kernel=lambda: DawidSkeneKernel(Design(labels), member, a, gamma),
+                    labels=labels, member=member,
                     class_concentration=np.full(C, float(class_concentration)),
                     reliability=gamma, constant_data=constant_data)
 

@@ -41,6 +41,8 @@ mu_i, sigma2_i)`` per rating (the interval probability, or the density of an exa
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
@@ -49,9 +51,10 @@ import xarray as xr
 from plausible.data.ratings import Ratings
 from plausible.data.validation import fmt, positive, positive_integer
 from plausible.inference.censored_nig_sampler import (DEFAULT_THIN, DEFAULT_TUNE,
-                                                      HYPERPARAMETERS, Hyperprior,
-                                                      sample_censored_nig)
+                                                      HYPERPARAMETERS, CensoredNIGKernel,
+                                                      Hyperprior)
 from plausible.inference.declarations import declare_log_likelihood, declare_sampler
+from plausible.inference.driver import sample_kernel
 from plausible.maths.normal_intervals import log_interval_probability
 from plausible.metrics.chunks import iter_sample_blocks
 from plausible.models.ratings import replicate_ratings as gaussian_replicates
@@ -217,6 +220,8 @@ def build(ratings: Ratings, *, threshold: float, scale=None, resolution: float |
         hyper_bytes = 0 if fixed is not None else 8 * len(HYPERPARAMETERS)
         declare_sampler(model, _sample, form="dense",
                         nbytes_per_draw=8 * 4 * ratings.n_items + hyper_bytes,
+                        kernel=lambda: _kernel(ratings, lower, upper, gamma, threshold,
+                                               hyperprior, fixed),
                         ratings=ratings, lower=lower, upper=upper, repetitions=gamma,
                         threshold=threshold, prior=hyperprior, fixed=fixed, recorded=recorded)
     declare_log_likelihood(model, "ratings", lambda trace: log_likelihood(trace, ratings, lower, upper),
@@ -224,28 +229,28 @@ def build(ratings: Ratings, *, threshold: float, scale=None, resolution: float |
     return model
 
 
+def _kernel(ratings: Ratings, lower, upper, repetitions: int, threshold: float, prior, fixed
+            ) -> CensoredNIGKernel:
+    """The augmented Gibbs sweep of :func:`build`'s model: every rating repeated
+    ``repetitions`` times."""
+    return CensoredNIGKernel(
+        np.tile(ratings.item, repetitions), np.tile(lower, repetitions),
+        np.tile(upper, repetitions), ratings.n_items, prior=prior, fixed=fixed,
+        plausibility=functools.partial(threshold_plausibility, threshold=threshold),
+        n_classes=len(CLASSES))
+
+
 def _sample(ratings: Ratings, lower, upper, repetitions: int, threshold: float, prior, fixed,
             recorded: dict, *,
             draws: int, chains: int, seed, cores, tune: int = DEFAULT_TUNE,
             thin: int = DEFAULT_THIN) -> xr.DataTree:
     """The compiled route of :func:`build`: the augmented Gibbs sampler's draws as a trace."""
-    out = sample_censored_nig(np.tile(ratings.item, repetitions), np.tile(lower, repetitions),
-                              np.tile(upper, repetitions), ratings.n_items, prior=prior,
-                              fixed=fixed, draws=draws, tune=tune, chains=chains, seed=seed,
-                              cores=cores, thin=thin)
-    item_dims = ("chain", "draw", "item")
-    data = {name: (item_dims if value.ndim == 3 else ("chain", "draw"), value)
-            for name, value in out.items()}
-    data["plausibility"] = (item_dims + ("class",),
-                            threshold_plausibility(out["mu"], out["sigma2"], threshold))
-    posterior = xr.Dataset(data, coords={"chain": np.arange(chains), "draw": np.arange(draws),
-                                         "item": ratings.items, "class": list(CLASSES)},
-                           attrs={"sampler": "plausible.inference.censored_nig_sampler",
-                                  "tune": tune, "thin": thin})
-    constant = xr.Dataset({"reliability": float(repetitions), "threshold": threshold, **recorded})
-    if fixed is not None:
-        constant = constant.assign(fixed)
-    return xr.DataTree.from_dict({"posterior": posterior, "constant_data": constant})
+    kernel = _kernel(ratings, lower, upper, repetitions, threshold, prior, fixed)
+    constant = {"reliability": float(repetitions), "threshold": threshold, **recorded,
+                **(fixed or {})}
+    return sample_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
+                         cores=cores, coords={"item": ratings.items, "class": list(CLASSES)},
+                         constant_data=constant)
 
 
 def log_likelihood(trace, ratings: Ratings, lower, upper) -> xr.DataArray:

@@ -1,0 +1,97 @@
+"""The kernel protocol: what a model's sampler is, to the one driver and to PyMC.
+
+A **kernel** is the part of a sampler that knows the model: one sweep of its full
+conditionals, each written once. Everything else — seeds, chains in threads, warm-up and
+thinning, preallocated draws, the DataTree — is the driver's
+(:func:`plausible.inference.driver.sample_kernel`), and the same kernel runs inside PyMC's
+``pm.sample`` through :class:`plausible.inference.kernel_step.KernelStep`.
+
+A kernel declares
+
+* ``variables``: the posterior variables a kept sweep records, name -> :class:`Variable`
+  (dims, shape, dtype), in the order the trace lists them;
+* ``stats``: the per-sweep statistics recorded beside them (``sample_stats``; may be empty);
+* ``default_tune`` and ``default_thin``: the warm-up sweeps and the sweeps per kept draw it
+  needs by default;
+
+and implements
+
+* ``start(rng) -> state``: a chain's first state, dispersed between chains by ``rng`` (its
+  chain's own generator);
+* ``sweep(rng, state, out) -> state``: one sweep, every random number from ``rng``; when
+  ``out`` is given (a kept sweep), the new draw is written into its views, ``out[name][...] =
+  value`` for every name of ``variables`` and ``stats`` that ``out`` holds (a variable left
+  out is not wanted: the kernel may skip computing it). ``state`` may be updated in place.
+
+Optional: ``close(state)`` releases what ``start`` acquired (thread pools);
+``lazy_variables`` names variables that ``compute_when_read(values) -> {name: dask array}``
+computes from the stored ones ``values`` (name: ``(chain, draw, ...)``) when read, for when
+their per-draw arrays would not fit in memory (the driver then leaves them out of ``out``). For PyMC (:class:`PyMCKernel`): ``load(values, rng) -> state`` builds a
+state from the model's free variables (constrained values, by name), drawing any
+augmentation the model sums out from its exact conditional, and ``to_point(state, draw) ->
+{name: value}`` gives the model's free variables after a sweep that recorded ``draw`` (the
+``out`` of that sweep).
+
+Exact independent draws (Dirichlet, PrIRN) are kernels whose sweep ignores the state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Variable:
+    """One recorded variable of a kernel: ``dims`` and ``shape`` of one draw, ``dtype``."""
+
+    dims: tuple[str, ...]
+    shape: tuple[int, ...]
+    dtype: Any = np.float64
+
+    def __post_init__(self):
+        if len(self.dims) != len(self.shape):
+            raise ValueError(f"dims {self.dims} and shape {self.shape} differ in length")
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of one draw."""
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
+
+
+@runtime_checkable
+class Kernel(Protocol):
+    """One model's sweep (module docstring)."""
+
+    name: str
+    variables: Mapping[str, Variable]
+    stats: Mapping[str, Variable]
+    default_tune: int
+    default_thin: int
+
+    def start(self, rng: np.random.Generator) -> Any: ...
+
+    def sweep(self, rng: np.random.Generator, state: Any,
+              out: Mapping[str, np.ndarray] | None) -> Any: ...
+
+
+@runtime_checkable
+class PyMCKernel(Kernel, Protocol):
+    """A kernel that also runs as a PyMC step: its state can be built from the model's free
+    variables and read back as them (module docstring)."""
+
+    def load(self, values: Mapping[str, np.ndarray], rng: np.random.Generator) -> Any: ...
+
+    def to_point(self, state: Any, draw: Mapping[str, np.ndarray]) -> Mapping[str, np.ndarray]: ...
+
+
+def nbytes_per_draw(kernel: Kernel, skip=()) -> int:
+    """Bytes one kept draw of one chain takes in the trace (``skip``: variables left out)."""
+    return sum(v.nbytes for name, v in {**kernel.variables, **kernel.stats}.items()
+               if name not in skip)
+
+
+__all__ = ["Kernel", "PyMCKernel", "Variable", "nbytes_per_draw"]

@@ -1,0 +1,134 @@
+"""A kernel (:mod:`plausible.inference.kernel`) as a PyMC step method, and every model's steps.
+
+:class:`KernelStep` runs a kernel's sweep inside ``pm.sample``: the same full conditionals,
+written once, serve :func:`plausible.sample`'s driver and PyMC. :func:`steps` returns the
+step methods of any registered model, so that::
+
+    pm.sample(model=model, step=pl.inference.steps(model))
+
+samples the posterior that ``pl.sample(model)`` samples.
+
+PyMC's steps read and write *value* variables (PyMC's transforms: log-ratio for simplices,
+log for positive variables, log-odds for Beta); a kernel works on constrained values, so the
+step maps between them with the transforms' own compiled ``forward`` and ``backward``. The
+kernel's state lives in the step between sweeps of a chain (``setup_chain`` resets it); a
+chain starts from the kernel's own dispersed start (``start="kernel"``, so chains start
+apart, which PyMC does not do for custom steps) or from the chain's initial point
+(``start="point"``). When another step has changed the covered variables since the last
+sweep, the state is rebuilt from the point (``kernel.load``), drawing any augmentation the
+model sums out from its exact conditional.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytensor
+import pymc as pm
+from pymc.model import modelcontext
+from pymc.step_methods.compound import BlockedStep
+from pymc.util import get_value_vars_from_user_vars
+
+from plausible.inference.declarations import declared_gibbs, declared_sampler
+from plausible.inference.kernel import PyMCKernel
+
+STARTS = ("kernel", "point")
+
+
+def _transform_functions(model: pm.Model, value_var):
+    """``(forward, backward)``: constrained value -> value variable, and back."""
+    rv = model.values_to_rvs[value_var]
+    transform = model.rvs_to_transforms.get(rv)
+    if transform is None:
+        return (lambda x: np.asarray(x, dtype=value_var.dtype),
+                lambda v: np.asarray(v))
+    inputs = rv.owner.inputs
+    x, v = rv.type(), value_var.type()
+    forward = pytensor.function([x], transform.forward(x, *inputs), on_unused_input="ignore",
+                                mode="FAST_COMPILE")
+    backward = pytensor.function([v], transform.backward(v, *inputs), on_unused_input="ignore",
+                                 mode="FAST_COMPILE")
+    return forward, backward
+
+
+class KernelStep(BlockedStep):
+    """Run ``kernel``'s sweep (a :class:`~plausible.inference.kernel.PyMCKernel`) as one PyMC
+    step over ``vars`` (module docstring). ``start``: ``"kernel"`` (default) or
+    ``"point"``."""
+
+    name = "kernel"
+
+    def __init__(self, vars, kernel, start: str = "kernel", model=None, rng=None,
+                 blocked=True):
+        if not isinstance(kernel, PyMCKernel):
+            raise TypeError(f"{type(kernel).__name__} is not a kernel PyMC can run (it needs "
+                            "load and to_point)")
+        if start not in STARTS:
+            raise ValueError(f"start must be one of {STARTS}, got {start!r}")
+        model = modelcontext(model)
+        self.vars = get_value_vars_from_user_vars(vars, model)
+        self.kernel, self.start = kernel, start
+        # per instance: the kernel's statistics (PyMC reads both attributes)
+        self.stats_dtypes_shapes = {name: (np.dtype(v.dtype), list(v.shape))
+                                    for name, v in kernel.stats.items()}
+        self.stats_dtypes = [{name: np.dtype(v.dtype) for name, v in kernel.stats.items()}]
+        self._value_names = {model.values_to_rvs[v].name: v.name for v in self.vars}
+        self._transforms = {model.values_to_rvs[v].name: _transform_functions(model, v)
+                            for v in self.vars}
+        self._draw = {name: np.zeros(v.shape, dtype=v.dtype)
+                      for name, v in {**kernel.variables, **kernel.stats}.items()}
+        self.rng = np.random.default_rng(rng)
+        self._state, self._written = None, None
+
+    def setup_chain(self, rng, tune: int, draws: int) -> None:
+        super().setup_chain(rng, tune, draws)
+        self._state, self._written = None, None
+
+    def _moved(self, point) -> bool:
+        """Whether the point's covered values differ from what this step last wrote."""
+        return self._written is None or any(
+            not np.array_equal(point[name], self._written[name]) for name in self._written)
+
+    def step(self, point):
+        kernel = self.kernel
+        if self._state is None and self.start == "kernel":
+            self._state = kernel.start(self.rng)
+        elif self._state is None or self._moved(point):
+            close = getattr(kernel, "close", None)
+            if self._state is not None and close is not None:
+                close(self._state)
+            values = {name: backward(point[self._value_names[name]])
+                      for name, (_, backward) in self._transforms.items()}
+            self._state = kernel.load(values, self.rng)
+        self._state = kernel.sweep(self.rng, self._state, self._draw)
+        new_point = dict(point)
+        for name, value in kernel.to_point(self._state, self._draw).items():
+            if name in self._value_names:
+                forward, _ = self._transforms[name]
+                new_point[self._value_names[name]] = np.asarray(
+                    forward(np.asarray(value)), dtype=point[self._value_names[name]].dtype)
+        self._written = {v: new_point[v] for v in self._value_names.values()}
+        return new_point, [{name: self._draw[name].copy() for name in kernel.stats}]
+
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state["_state"] = None  # a chain's state (thread pools) does not travel
+        return state
+
+
+def steps(model: pm.Model, *, start: str = "kernel") -> list:
+    """The step methods that sample ``model`` (a registered model's build) exactly in PyMC:
+    its kernel as one :class:`KernelStep` over every free variable, or its declared Gibbs
+    steps (any variable they leave is PyMC's to assign, NUTS or slice). Pass them to
+    ``pm.sample(model=model, step=steps(model))``. ``ValueError`` for a model with neither
+    (a ``gibbs=False`` or ``compiled=False`` build: PyMC's own samplers)."""
+    sampler = declared_sampler(model)
+    if sampler is not None and sampler.kernel is not None:
+        return [KernelStep(model.free_RVs, sampler.kernel(), start=start, model=model)]
+    declared = declared_gibbs(model)
+    if not declared:
+        raise ValueError("this model declares no exact steps (a gibbs=False or compiled=False "
+                         "build): pm.sample assigns its own samplers")
+    return [declaration.instantiate(model) for declaration in declared]
+
+
+__all__ = ["KernelStep", "steps"]
