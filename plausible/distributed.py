@@ -49,6 +49,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from plausible.inference.driver import assemble
 from plausible.inference.sampling import sample
 from plausible.metrics import annotation_certainty, ua_topk_accuracy
 from plausible.metrics.chunks import chunk_steps
@@ -138,7 +139,7 @@ def _sample_shard(data, model: str, options: dict, storage: str, draws: int, tun
         groups["log_likelihood"] = trace["log_likelihood"].to_dataset()
     groups["sample_stats"] = xr.Dataset(attrs=trace["sample_stats"].attrs) \
         if "sample_stats" in trace.children else xr.Dataset()
-    result = xr.DataTree.from_dict({name: ds.load() for name, ds in groups.items()})
+    result = assemble(**{name: ds.load() for name, ds in groups.items()})
     # The DataTree is a reference cycle: without a collection here the shard's full trace
     # outlives the task, and a worker's memory grows with the shards it has run.
     del trace
@@ -419,14 +420,14 @@ def _concat(parts: list[xr.DataTree], storage: str) -> xr.DataTree:
         groups["log_likelihood"] = xr.concat(pointwise, dim=along, join="exact")
     if storage == "dense":
         posterior = xr.concat(posteriors, dim=ITEM, join="exact") if len(parts) > 1 else posteriors[0]
-        return xr.DataTree.from_dict({"posterior": posterior, **groups})
+        return assemble(posterior, **groups)
     constants = [p["constant_data"].to_dataset() for p in parts]
     posterior = xr.concat(posteriors, dim=ITEM, join="outer", fill_value={CANDIDATES: 0.0}) \
         if len(parts) > 1 else posteriors[0]
     constant = xr.concat(constants, dim=ITEM, join="outer", fill_value={CANDIDATE_CLASS: PADDING},
                          data_vars="all", coords="different", compat="equals") \
         if len(parts) > 1 else constants[0]
-    return xr.DataTree.from_dict({"posterior": posterior, "constant_data": constant, **groups})
+    return assemble(posterior, constant_data=constant, **groups)
 
 
 def open_trace(store) -> xr.DataTree:

@@ -1,6 +1,7 @@
 """The package's floors (``[tool.importlinter]`` in pyproject.toml): every import points down,
-and no package has an import cycle, function-level imports included."""
+and no package has an import cycle, function-level imports included; one driver samples."""
 
+import ast
 from pathlib import Path
 
 from importlinter.cli import lint_imports
@@ -11,3 +12,28 @@ ROOT = Path(__file__).parents[1]
 def test_imports_point_down_the_floors_without_cycles(monkeypatch):
     monkeypatch.chdir(ROOT)
     assert lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True) == 0
+
+
+PACKAGE = ROOT / "plausible"
+DRIVER = PACKAGE / "inference" / "driver.py"
+
+
+def test_one_warm_up_loop_and_one_trace_assembly():
+    """Only the driver loops over warm-up sweeps (a ``range`` whose bounds read ``tune``) and
+    builds a DataTree from groups (``DataTree.from_dict``); every sampler is a kernel, every
+    trace comes out of :func:`plausible.inference.driver.assemble`."""
+    loops, assemblies = [], []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            if (isinstance(node.func, ast.Name) and node.func.id == "range"
+                    and any(isinstance(n, ast.Name) and n.id == "tune"
+                            for arg in node.args for n in ast.walk(arg))):
+                loops.append(path)
+            func = node.func
+            if (isinstance(func, ast.Attribute) and func.attr == "from_dict"
+                    and isinstance(func.value, ast.Attribute) and func.value.attr == "DataTree"):
+                assemblies.append(path)
+    assert loops == [DRIVER]
+    assert assemblies == [DRIVER]

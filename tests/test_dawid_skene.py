@@ -1,4 +1,4 @@
-"""Bayesian Dawid–Skene: the conjugate confusion-row step against its closed form, the class
+"""Bayesian Dawid–Skene: the members' conjugate annotator draws against their closed form, the class
 posterior and the per-item log-likelihood against enumeration, Gibbs against NUTS with the
 classes summed out, replicated labels, the label-switching check, the front door."""
 
@@ -12,7 +12,7 @@ import xarray as xr
 from scipy.special import logsumexp, softmax
 
 import plausible as pl
-from plausible.inference.confusion_rows_gibbs import ConfusionRowsGibbs, OneCoinGibbs
+from plausible.inference import dawid_skene_members as members
 from plausible.models import dawid_skene as ds
 
 from posterior_agreement import assert_same_posterior
@@ -47,34 +47,38 @@ def enumerated_log_likelihood(labels, pi, gamma, p_label):
     return np.array(out)
 
 
-def simplex(values):
-    """PyMC's simplex value (log-ratio, last axis ``C - 1``) back to the simplex."""
-    full = np.concatenate([values, -values.sum(axis=-1, keepdims=True)], axis=-1)
-    return softmax(full, axis=-1)
+def member_draws(member, labels, z, gamma, n_draws=4000, seed=0):
+    """``n_draws`` draws of a Dawid–Skene member's annotator half-sweep given the classes
+    ``z`` (the kernel's counts built from them), each as the member's stored values."""
+    C, J = labels.n_classes, labels.n_annotators
+    counts = np.zeros((1, J * C, C), dtype=np.int64)
+    np.add.at(counts[0], (labels.annotator * C + labels.label, z[labels.item]), 1)
+    table, rng, state = np.empty((J * C, C)), np.random.default_rng(seed), member.start(J, C)
+    draws = []
+    for _ in range(n_draws):
+        state = member.draw(rng, counts, gamma, table, state)
+        draws.append({name: np.copy(v) for name, v in member.values(table, state).items()})
+    return counts, {name: np.stack([d[name] for d in draws]) for name in draws[0]}
 
 
-def test_confusion_rows_step_draws_the_dirichlet_conditional():
+def test_confusion_rows_draw_the_dirichlet_conditional():
     labels = small_labels(seed=1)
     gamma = 1.7
-    model = ds.build(labels, reliability=gamma)
-    step = ConfusionRowsGibbs([model["confusion"]], true_class=model["true_class"],
-                              item=labels.item, annotator=labels.annotator, label=labels.label,
-                              prior=ds.confusion_concentration(3, (4.0, 1.0)), reliability=gamma,
-                              model=model, rng=0)
+    prior = ds.confusion_concentration(3, (4.0, 1.0))
     z = np.random.default_rng(2).integers(3, size=labels.n_items)
+    counts, draws = member_draws(members.FullConfusion(prior), labels, z, gamma)
     n = np.zeros((labels.n_annotators, 3, 3))
     for k in range(labels.n_annotations):  # brute-force counts
         n[labels.annotator[k], z[labels.item[k]], labels.label[k]] += 1
-    np.testing.assert_array_equal(step.counts(z), n)
-    concentration = ds.confusion_concentration(3, (4.0, 1.0)) + gamma * n
-    prior = ds.confusion_concentration(3, (4.0, 1.0))
-    draws = simplex(np.stack([step.draw(z, prior) for _ in range(4000)]))
+    np.testing.assert_array_equal(members.summed_counts(counts), n)
+    concentration = prior + gamma * n
     total = concentration.sum(axis=-1, keepdims=True)
     mean = concentration / total
     var = mean * (1 - mean) / (total + 1)
-    z_mean = (draws.mean(axis=0) - mean) / np.sqrt(var / 4000)
+    theta = draws["confusion"]
+    z_mean = (theta.mean(axis=0) - mean) / np.sqrt(var / len(theta))
     assert np.abs(z_mean).max() < 4.5
-    np.testing.assert_allclose(draws.var(axis=0), var, rtol=0.15)
+    np.testing.assert_allclose(theta.var(axis=0), var, rtol=0.15)
 
 
 def test_class_posterior_matches_enumeration():
@@ -175,22 +179,19 @@ def test_front_door_and_cli_with_string_ids(tmp_path, capsys):
         draws=20).predictive, pl.diagnostics.AnnotationPredictiveCheck)
 
 
-def test_one_coin_step_draws_the_beta_conditional():
+def test_one_coin_accuracies_draw_the_beta_conditional():
     labels = small_labels(seed=9)
     gamma = 0.8
-    model = ds.build_one_coin(labels, reliability=gamma)
-    step = OneCoinGibbs([model["accuracy"]], true_class=model["true_class"], item=labels.item,
-                        annotator=labels.annotator, label=labels.label, prior=(4.0, 1.0),
-                        reliability=gamma, model=model, rng=0)
     z = np.random.default_rng(3).integers(3, size=labels.n_items)
+    _, draws = member_draws(members.OneCoin((4.0, 1.0)), labels, z, gamma)
     right = np.array([np.sum((labels.annotator == j) & (labels.label == z[labels.item]))
                       for j in range(labels.n_annotators)])
     wrong = np.bincount(labels.annotator, minlength=labels.n_annotators) - right
     a, b = 4.0 + gamma * right, 1.0 + gamma * wrong
-    draws = 1 / (1 + np.exp(-np.stack([step.draw(z) for _ in range(4000)])))
+    accuracy = draws["accuracy"]
     mean, var = a / (a + b), a * b / ((a + b) ** 2 * (a + b + 1))
-    assert np.abs((draws.mean(axis=0) - mean) / np.sqrt(var / 4000)).max() < 4.5
-    np.testing.assert_allclose(draws.var(axis=0), var, rtol=0.15)
+    assert np.abs((accuracy.mean(axis=0) - mean) / np.sqrt(var / len(accuracy))).max() < 4.5
+    np.testing.assert_allclose(accuracy.var(axis=0), var, rtol=0.15)
 
 
 def test_one_coin_log_likelihood_is_the_full_model_at_its_confusion_matrices():

@@ -12,8 +12,9 @@ records it on the ``pm.Model`` it returns:
 * :func:`declare_sampler`: a compiled sampler runs the whole model faster than PyMC's loop
   and writes one storage form of :mod:`plausible.metrics.storage` (candidate form:
   Plackett–Luce; dense: Dawid–Skene); ``sample`` hands the model to it unless the other form
-  is asked for. With its ``kernel`` (:mod:`plausible.inference.kernel`) the same sweep also
-  runs inside ``pm.sample`` (:func:`plausible.inference.steps`).
+  is asked for. Its kernel (:mod:`plausible.inference.kernel`) is declared as a Gibbs step
+  too (:class:`~plausible.inference.kernel_step.KernelStep`), so the same sweep runs inside
+  ``pm.sample`` (:func:`plausible.inference.steps` returns the declared steps).
 * :func:`declare_log_likelihood`: the model's per-item log-likelihood as a function of a
   trace, and its observations; ``sample`` writes the ``log_likelihood`` and
   ``observed_data`` groups with them (``az.loo`` / ``az.compare`` read them). Many of the
@@ -53,9 +54,7 @@ class SamplerDeclaration:
     ``form``: the storage form of the plausibilities it writes (``"candidate"`` or
     ``"dense"``); ``nbytes_per_draw``: bytes its trace holds per draw of one chain (for the
     memory guard); ``lazy_nbytes_per_draw``: the same when called with ``lazy=True`` (the
-    plausibilities computed from the stored parameters when read), None if it cannot;
-    ``kernel``: ``() -> Kernel``, the sampler's kernel (:mod:`plausible.inference.kernel`),
-    which :func:`plausible.inference.steps` runs inside PyMC.
+    plausibilities computed from the stored parameters when read), None if it cannot.
     """
 
     sampler: Callable
@@ -63,13 +62,14 @@ class SamplerDeclaration:
     nbytes_per_draw: int
     lazy_nbytes_per_draw: int | None = None
     kwargs: dict[str, Any] = field(default_factory=dict)
-    kernel: Callable | None = None
 
 
-def declare_gibbs(model: pm.Model, step: type, vars, *, first: bool = False, **kwargs) -> None:
+def declare_gibbs(model: pm.Model, step: type, vars, *, first: bool = False,
+                  replace: bool = False, **kwargs) -> None:
     """Record that ``step(vars, **kwargs)`` samples ``vars`` exactly given the rest (after the
-    steps declared before it in each iteration, or before all of them with ``first``)."""
-    declared = getattr(model, _GIBBS, ())
+    steps declared before it in each iteration, or before all of them with ``first``; the
+    only step, dropping those declared before, with ``replace``)."""
+    declared = () if replace else getattr(model, _GIBBS, ())
     new = GibbsDeclaration(step, tuple(vars), kwargs)
     setattr(model, _GIBBS, (new, *declared) if first else (*declared, new))
 
@@ -80,8 +80,7 @@ def declared_gibbs(model: pm.Model) -> tuple[GibbsDeclaration, ...]:
 
 
 def declare_sampler(model: pm.Model, sampler: Callable, *, form: str, nbytes_per_draw: int,
-                    lazy_nbytes_per_draw: int | None = None, kernel: Callable | None = None,
-                    **kwargs) -> None:
+                    lazy_nbytes_per_draw: int | None = None, **kwargs) -> None:
     """Record that ``sampler(draws=..., tune=..., chains=..., seed=..., cores=..., **kwargs)``
     samples the whole model into a DataTree of the storage ``form`` (see
     :class:`SamplerDeclaration`)."""
@@ -89,7 +88,7 @@ def declare_sampler(model: pm.Model, sampler: Callable, *, form: str, nbytes_per
         raise ValueError(f"form must be 'candidate' or 'dense', got {form!r}")
     setattr(model, _SAMPLER, SamplerDeclaration(
         sampler, form, int(nbytes_per_draw),
-        None if lazy_nbytes_per_draw is None else int(lazy_nbytes_per_draw), kwargs, kernel))
+        None if lazy_nbytes_per_draw is None else int(lazy_nbytes_per_draw), kwargs))
 
 
 def declared_sampler(model: pm.Model) -> SamplerDeclaration | None:

@@ -10,8 +10,9 @@ What every sampler needs and no kernel re-solves:
   kept (:func:`run_kernel`, the package's one such loop);
 * **preallocated draws** — ``(chain, draw, ...)`` arrays of every recorded variable, written
   in place by the kept sweeps;
-* **the DataTree** — :func:`assemble`, the package's one assembly of ``posterior``,
-  ``sample_stats``, ``observed_data`` and ``constant_data`` (``log_likelihood`` is added by
+* **the DataTree** — :func:`assemble`, the package's one assembly of a trace's groups
+  (``posterior``, ``sample_stats``, ``log_likelihood``, ``constant_data``,
+  ``observed_data``; the models' ``log_likelihood`` is added to a trace by
   :func:`plausible.inference.sampling.add_log_likelihood`).
 """
 
@@ -38,7 +39,8 @@ def run_kernel(kernel: Kernel, *, draws: int, chains: int, seed=None, tune: int 
     """Run ``chains`` chains of ``kernel``: ``tune`` warm-up sweeps (default the kernel's),
     then ``draws`` kept sweeps, one every ``thin`` (default the kernel's). Returns ``{name:
     (chain, draw, *shape)}`` for every variable and statistic of the kernel except those in
-    ``skip``. ``cores``: threads (default ``min(chains, CPUs)``); the draws do not depend on
+    ``skip``, and ``{name: (chain, *shape)}`` for its per-chain statistics (``chain_stats``,
+    written by ``kernel.finish(state, out)`` after the last sweep). ``cores``: threads (default ``min(chains, CPUs)``); the draws do not depend on
     it."""
     draws, chains = _positive("draws", draws), _positive("chains", chains)
     tune = kernel.default_tune if tune is None else int(tune)
@@ -49,6 +51,9 @@ def run_kernel(kernel: Kernel, *, draws: int, chains: int, seed=None, tune: int 
                 if name not in skip}
     values = {name: np.zeros((chains, draws, *v.shape), dtype=v.dtype)
               for name, v in recorded.items()}
+    chain_stats = getattr(kernel, "chain_stats", {})
+    summaries = {name: np.zeros((chains, *v.shape), dtype=v.dtype)
+                 for name, v in chain_stats.items()}
 
     def chain(c, chain_seed, *, stop):
         rng = np.random.default_rng(chain_seed)
@@ -64,6 +69,8 @@ def run_kernel(kernel: Kernel, *, draws: int, chains: int, seed=None, tune: int 
                                                       for name, array in values.items()})
                 else:
                     state = kernel.sweep(rng, state, None)
+            if summaries:
+                kernel.finish(state, {name: array[c, ...] for name, array in summaries.items()})
         finally:
             close = getattr(kernel, "close", None)
             if close is not None:
@@ -72,18 +79,21 @@ def run_kernel(kernel: Kernel, *, draws: int, chains: int, seed=None, tune: int 
     jobs = list(enumerate(np.random.SeedSequence(seed).spawn(chains)))
     cores = available_cores() if cores is None else _positive("cores", cores)
     run_chains(chain, jobs, min(chains, cores))
-    return values
+    return {**values, **summaries}
 
 
 def assemble(posterior: xr.Dataset, *, sample_stats: xr.Dataset | None = None,
+             log_likelihood: xr.Dataset | None = None,
              constant_data: xr.Dataset | Mapping | None = None,
              observed_data: xr.Dataset | None = None) -> xr.DataTree:
     """The trace: ``posterior`` (``chain, draw`` first), with ``sample_stats`` (by default
-    the posterior's ``chain`` and ``draw`` and no variable), ``constant_data`` and
-    ``observed_data`` where given."""
+    the posterior's ``chain`` and ``draw`` and no variable), ``log_likelihood``,
+    ``constant_data`` and ``observed_data`` where given."""
     if sample_stats is None:
         sample_stats = xr.Dataset(coords={dim: posterior[dim] for dim in ("chain", "draw")})
     groups = {"posterior": posterior, "sample_stats": sample_stats}
+    if log_likelihood is not None:
+        groups["log_likelihood"] = log_likelihood
     if constant_data is not None:
         groups["constant_data"] = (constant_data if isinstance(constant_data, xr.Dataset)
                                    else xr.Dataset(dict(constant_data)))
@@ -94,11 +104,13 @@ def assemble(posterior: xr.Dataset, *, sample_stats: xr.Dataset | None = None,
 
 def sample_kernel(kernel: Kernel, *, draws: int = 1000, chains: int = 4, seed=None,
                   tune: int | None = None, thin: int | None = None, cores: int | None = None,
-                  coords: Mapping | None = None, constant_data: Mapping | None = None,
-                  lazy: bool = False, attrs: Mapping | None = None) -> xr.DataTree:
+                  coords: Mapping | None = None,
+                  constant_data: xr.Dataset | Mapping | None = None, lazy: bool = False,
+                  attrs: Mapping | None = None) -> xr.DataTree:
     """Sample ``kernel`` (:func:`run_kernel`) into a trace (:func:`assemble`): ``posterior``
     with the kernel's variables (dims as declared, ``coords`` for them), ``sample_stats``
-    with its statistics, ``constant_data`` from ``constant_data``. ``lazy``: the variables
+    with its statistics (per-chain ones with dims ``(chain, ...)``), ``constant_data`` from
+    ``constant_data``; ``attrs`` added to the posterior's. ``lazy``: the variables
     the kernel can compute from the stored ones (``lazy_variables``) are not stored but
     computed when read, named in the posterior's ``computed_when_read`` attribute (comma-separated;
     empty when all are stored)."""
@@ -116,6 +128,7 @@ def sample_kernel(kernel: Kernel, *, draws: int = 1000, chains: int = 4, seed=No
     index = {"chain": np.arange(chains), "draw": np.arange(draws)}
     dims_of = {name: v.dims for name, v in {**kernel.variables, **kernel.stats}.items()}
     used = {dim for dims in dims_of.values() for dim in dims}
+    coords_all = coords
     coords = {dim: value for dim, value in (coords or {}).items() if dim in used}
     posterior = xr.Dataset(
         {name: ((*sample, *dims_of[name]), values[name]) for name in kernel.variables},
@@ -123,8 +136,13 @@ def sample_kernel(kernel: Kernel, *, draws: int = 1000, chains: int = 4, seed=No
         attrs={"sampler": kernel.name, "tune": tune, "thin": thin,
                **({"computed_when_read": ",".join(skip)} if computable else {}),
                **(attrs or {})})
-    stats = xr.Dataset({name: ((*sample, *dims_of[name]), values[name]) for name in kernel.stats},
-                       coords=index)
+    chain_stats = getattr(kernel, "chain_stats", {})
+    stats = xr.Dataset({**{name: ((*sample, *dims_of[name]), values[name])
+                           for name in kernel.stats},
+                        **{name: (("chain", *v.dims), values[name])
+                           for name, v in chain_stats.items()}},
+                       coords={**index, **{dim: value for dim, value in (coords_all or {}).items()
+                                           if any(dim in v.dims for v in chain_stats.values())}})
     return assemble(posterior, sample_stats=stats, constant_data=constant_data)
 
 

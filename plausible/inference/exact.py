@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import dask.array as da
@@ -39,7 +37,9 @@ from pymc.backends.arviz import (
     find_observations,
 )
 
+from plausible.inference.chains import run_chains
 from plausible.inference.dirichlet_gibbs import CandidateForm, DirichletGibbs
+from plausible.inference.driver import assemble
 from plausible.metrics.storage import candidate_groups
 
 CANDIDATE_DTYPE = np.float32
@@ -79,17 +79,6 @@ def _data_groups(model: pm.Model) -> dict[str, xr.Dataset]:
     return groups
 
 
-def _run_chains(chains: int, cores: int, run: Callable[[int], None]) -> None:
-    """``run(c)`` for every chain, on ``cores`` threads (the kernels release the GIL)."""
-    if cores == 1 or chains == 1:
-        for c in range(chains):
-            run(c)
-        return
-    with ThreadPoolExecutor(max_workers=min(cores, chains)) as pool:
-        for future in [pool.submit(run, c) for c in range(chains)]:
-            future.result()
-
-
 def _dense_block(model: pm.Model, steps, rngs, chains: int, n_draws: int, cores: int) -> xr.Dataset:
     """``n_draws`` draws of every chain: the free variables and the deterministics."""
     values = {}
@@ -100,7 +89,7 @@ def _dense_block(model: pm.Model, steps, rngs, chains: int, n_draws: int, cores:
             drawn.update(step.draw_values(rngs[c], n_draws))
         values[c] = drawn
 
-    _run_chains(chains, cores, run)
+    run_chains(lambda c, *, stop: run(c), [(c,) for c in range(chains)], cores)
     coords, dims = coords_and_dims_for_inferencedata(model)
     names = list(values[0])
     stacked = {name: np.stack([values[c].pop(name) for c in range(chains)]) for name in names}
@@ -116,7 +105,8 @@ def _candidate_block(steps, form: CandidateForm, rngs, chains: int, n_draws: int
     n_items = form.candidate_class.shape[0]
     values = np.empty((chains, n_draws, n_items, form.width), dtype=CANDIDATE_DTYPE)
     pooled = np.empty((chains, n_draws, n_items), dtype=CANDIDATE_DTYPE)
-    _run_chains(chains, cores, lambda c: steps[0].draw_candidates(rngs[c], form, values[c], pooled[c]))
+    run_chains(lambda c, *, stop: steps[0].draw_candidates(rngs[c], form, values[c], pooled[c]),
+               [(c,) for c in range(chains)], cores)
     posterior, _ = candidate_groups(values, pooled, form.candidate_class, form.n_pooled,
                                     items=items, classes=classes)
     return posterior
@@ -150,7 +140,7 @@ def sample_exact(model: pm.Model, steps, *, draws: int, chains: int, seed, form:
             draw=np.arange(start, min(start + block_draws, draws)))
             for start in range(0, draws, block_draws)], dim="draw") if block_draws < draws \
             else block(draws)
-        return xr.DataTree.from_dict({"posterior": posterior, "sample_stats": stats, **groups})
+        return assemble(posterior, sample_stats=stats, **groups)
     return _stream(store, block, draws, block_draws, {"sample_stats": stats, **groups})
 
 
@@ -163,19 +153,18 @@ def _stream(store, block, draws: int, block_draws: int, groups: dict[str, xr.Dat
         raise ValueError(f"store {store} exists and is not a plausible trace; choose a new path")
     tmp = store.with_name(f".{store.name}.partial-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
-    xr.DataTree.from_dict(groups).to_zarr(tmp, zarr_format=3, consolidated=False)
     for start in range(0, draws, block_draws):
         stop = min(start + block_draws, draws)
         part = block(stop - start).assign_coords(draw=np.arange(start, stop))
-        if start == 0:  # a lazy template of the whole posterior: metadata only
+        if start == 0:  # the trace with a lazy template of the whole posterior: metadata only
             template = xr.Dataset(
                 {name: (var.dims, da.empty((var.shape[0], draws, *var.shape[2:]), dtype=var.dtype,
                                            chunks=(1, block_draws, *var.shape[2:])))
                  for name, var in part.data_vars.items()},
                 coords={**{name: c for name, c in part.coords.items() if "draw" not in c.dims},
                         "draw": np.arange(draws)})
-            template.to_zarr(tmp, group="posterior", compute=False, zarr_format=3,
-                             consolidated=False)
+            assemble(template, **groups).to_zarr(tmp, compute=False, zarr_format=3,
+                                                 consolidated=False)
         fixed = [name for name, c in part.coords.items() if "draw" not in c.dims]
         part.drop_vars(fixed).to_zarr(tmp, group="posterior", region={"draw": slice(start, stop)},
                                       zarr_format=3, consolidated=False)

@@ -24,6 +24,8 @@ and implements
   out is not wanted: the kernel may skip computing it). ``state`` may be updated in place.
 
 Optional: ``close(state)`` releases what ``start`` acquired (thread pools);
+``chain_stats`` (name -> :class:`Variable`) are statistics of a whole chain, which
+``finish(state, out)`` writes after its last sweep (acceptance rates of adapted moves);
 ``lazy_variables`` names variables that ``compute_when_read(values) -> {name: dask array}``
 computes from the stored ones ``values`` (name: ``(chain, draw, ...)``) when read, for when
 their per-draw arrays would not fit in memory (the driver then leaves them out of ``out``). For PyMC (:class:`PyMCKernel`): ``load(values, rng) -> state`` builds a

@@ -28,7 +28,7 @@ from pymc.model import modelcontext
 from pymc.step_methods.compound import BlockedStep
 from pymc.util import get_value_vars_from_user_vars
 
-from plausible.inference.declarations import declared_gibbs, declared_sampler
+from plausible.inference.declarations import declared_gibbs
 from plausible.inference.kernel import PyMCKernel
 
 STARTS = ("kernel", "point")
@@ -51,14 +51,16 @@ def _transform_functions(model: pm.Model, value_var):
 
 
 class KernelStep(BlockedStep):
-    """Run ``kernel``'s sweep (a :class:`~plausible.inference.kernel.PyMCKernel`) as one PyMC
-    step over ``vars`` (module docstring). ``start``: ``"kernel"`` (default) or
-    ``"point"``."""
+    """Run ``kernel``'s sweep (a :class:`~plausible.inference.kernel.PyMCKernel`, or a
+    function of no argument that builds one) as one PyMC step over ``vars`` (module
+    docstring). ``start``: ``"kernel"`` (default) or ``"point"``."""
 
     name = "kernel"
 
     def __init__(self, vars, kernel, start: str = "kernel", model=None, rng=None,
                  blocked=True):
+        if not isinstance(kernel, PyMCKernel) and callable(kernel):
+            kernel = kernel()  # a factory: the kernel is built when the step is
         if not isinstance(kernel, PyMCKernel):
             raise TypeError(f"{type(kernel).__name__} is not a kernel PyMC can run (it needs "
                             "load and to_point)")
@@ -115,20 +117,26 @@ class KernelStep(BlockedStep):
         return state
 
 
-def steps(model: pm.Model, *, start: str = "kernel") -> list:
+def steps(model: pm.Model, *, start: str | None = None) -> list:
     """The step methods that sample ``model`` (a registered model's build) exactly in PyMC:
-    its kernel as one :class:`KernelStep` over every free variable, or its declared Gibbs
-    steps (any variable they leave is PyMC's to assign, NUTS or slice). Pass them to
-    ``pm.sample(model=model, step=steps(model))``. ``ValueError`` for a model with neither
-    (a ``gibbs=False`` or ``compiled=False`` build: PyMC's own samplers)."""
-    sampler = declared_sampler(model)
-    if sampler is not None and sampler.kernel is not None:
-        return [KernelStep(model.free_RVs, sampler.kernel(), start=start, model=model)]
+    the Gibbs steps its builder declared — its kernel as one :class:`KernelStep` over every
+    free variable where it has one, else conjugate steps (any variable they leave is PyMC's to
+    assign, NUTS or slice). Pass them to ``pm.sample(model=model, step=steps(model))``.
+    ``start`` (``"kernel"`` or ``"point"``) overrides where a :class:`KernelStep` starts its
+    chains. ``ValueError`` for a model with none (a ``gibbs=False`` or ``compiled=False``
+    build, left to PyMC's own samplers)."""
     declared = declared_gibbs(model)
     if not declared:
         raise ValueError("this model declares no exact steps (a gibbs=False or compiled=False "
                          "build): pm.sample assigns its own samplers")
-    return [declaration.instantiate(model) for declaration in declared]
+    built = [declaration.instantiate(model) for declaration in declared]
+    if start is not None:
+        for step in built:
+            if isinstance(step, KernelStep):
+                if start not in STARTS:
+                    raise ValueError(f"start must be one of {STARTS}, got {start!r}")
+                step.start = start
+    return built
 
 
 __all__ = ["KernelStep", "steps"]

@@ -3,9 +3,8 @@
 Runs the compiled exact sweep :func:`~plausible.inference.plackett_luce_kernel.sweep_kernel`
 (the Gibbs step of :class:`~plausible.inference.plackett_luce_gibbs.PlackettLuceGibbs` plus
 Metropolis moves with the exact likelihood) without the PyMC sampling loop: one kernel call per
-sweep and chain, each chain run from its own seed in a thread of its own (the kernel releases
-the GIL; chains never interact, so the draws do not depend on the number of threads), and the
-``DataTree`` is built directly.
+sweep and chain (:class:`PlackettLuceKernel`, run by :mod:`plausible.inference.driver`, which
+gives each chain its own seed and thread; the sweep releases the GIL).
 
 Storage (dims ``chain, draw, item, candidate``):
 
@@ -28,17 +27,16 @@ kept chain is a fixed Metropolis-within-Gibbs kernel.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 import xarray as xr
 
 from plausible.data.rankings import Rankings
 from plausible.data.validation import positive_integer
 from plausible.inference import plackett_luce_kernel as kernel
-from plausible.inference.chains import default_cores, run_chains
+from plausible.inference.driver import sample_kernel
+from plausible.inference.kernel import Variable
 from plausible.maths.plackett_luce import layout
-from plausible.metrics.storage import candidate_groups
+from plausible.metrics.storage import CANDIDATE, CANDIDATES, ITEM, POOLED, candidate_groups
 
 
 FIT_WINDOWS = ((0.1, 0.2), (0.2, 0.4), (0.4, 0.9))
@@ -89,51 +87,85 @@ def fit_proposals(lay, moments, n_sweeps: int, scale: float = PROPOSAL_SCALE):
     return mean, np.linalg.cholesky(cov)
 
 
-def _run_chain(rankings, lay, ref, chain_seed, cand_out, pool_out, accept_out, *, reliability,
-               draws, tune, shape, rate, dispersion, thin, rounds, stop=None):
-    """Warm-up (with its own proposal fits, on log-ratios relative to the parts ``ref``,
-    :func:`reference_parts`) and sampling of one chain, in the calling thread,
-    every draw from the chain's own generator, so the draws depend on ``chain_seed`` only.
-    Writes the kept draws into ``cand_out (1, draw, item, C)`` and
-    ``pool_out (1, draw, item)``, and the acceptance rates of the kept sweeps' Metropolis
-    moves into ``accept_out (1, item)``; returns early once ``stop`` (a ``threading.Event``)
-    is set."""
-    rng = np.random.default_rng(chain_seed)
-    valid = lay.candidate_class >= 0
-    pooled = lay.n_pooled > 0
-    log_cand = np.where(valid, rng.uniform(-dispersion, dispersion, valid.shape), -np.inf)
-    log_pool = np.where(pooled, rng.uniform(-dispersion, dispersion, pooled.shape), -np.inf)
-    width = lay.max_candidates
-    mean = np.zeros((lay.n_items, width))
-    chol = np.broadcast_to(np.eye(width), (lay.n_items, width, width)).copy()
-    accepted = np.zeros(lay.n_items)
-    moments = np.zeros((lay.n_items, width, width + 1))
-    static = (np.r_[lay.reader_start, lay.n_readers_total], lay.block_offsets,
-              lay.entry_offsets, lay.entry_candidate, lay.rank, lay.n_candidates,
-              lay.n_pooled, lay.ranked_count, reliability, rankings.n_classes, shape,
-              float(rate))
-    proposal = (ref, mean, chol, PROPOSAL_DF)
-    windows = ([(int(a * tune), int(b * tune)) for a, b in FIT_WINDOWS]
-               if rounds and tune >= 100 else [])
-    fitted = False
-    for it in range(tune + draws * thin):
-        if stop is not None and stop.is_set():
-            return
-        if it == tune:
-            accepted[:] = 0.0  # rates of the kept sweeps only
-        store = it >= tune and (it - tune + 1) % thin == 0
-        kept = (it - tune) // thin if store else 0
-        adapt = any(a <= it < b for a, b in windows)
-        # compiled with nogil: other chains' threads run meanwhile
-        kernel.sweep_kernel(rng, *static, rounds if fitted else 0, *proposal, log_cand,
-                            log_pool, accepted, moments, cand_out[:, kept], pool_out[:, kept],
-                            store, adapt)
-        for a, b in windows:
+class ChainState:
+    """One chain's log-worths (candidates ``log_cand (item, C)``, pool ``log_pool (item,)``),
+    its independence proposals (``mean``, ``chol``, fitted yet or not), the moments of the
+    current fitting window, the accepted moves, the sweeps run, and scratch storage for the
+    sweeps that are not kept."""
+
+    def __init__(self, lay, rng, dispersion: float):
+        valid = lay.candidate_class >= 0
+        pooled = lay.n_pooled > 0
+        self.log_cand = np.where(valid, rng.uniform(-dispersion, dispersion, valid.shape), -np.inf)
+        self.log_pool = np.where(pooled, rng.uniform(-dispersion, dispersion, pooled.shape),
+                                 -np.inf)
+        width = lay.max_candidates
+        self.mean = np.zeros((lay.n_items, width))
+        self.chol = np.broadcast_to(np.eye(width), (lay.n_items, width, width)).copy()
+        self.accepted = np.zeros(lay.n_items)
+        self.moments = np.zeros((lay.n_items, width, width + 1))
+        self.fitted, self.sweeps = False, 0
+        self.scratch_cand = np.empty((1, lay.n_items, width))
+        self.scratch_pool = np.empty((1, lay.n_items))
+
+
+class PlackettLuceKernel:
+    """The sweep of :func:`sample_candidates` (its docstring has the options): the exact
+    Gibbs sweep plus ``rounds`` rounds of independence Metropolis moves, whose proposals are
+    fitted in the windows :data:`FIT_WINDOWS` of the ``tune`` warm-up sweeps and then frozen.
+    Records the candidate form; ``sample_stats/independence_acceptance (chain, item)`` is the
+    acceptance rate of the kept sweeps' moves."""
+
+    name = "plausible.inference.plackett_luce_sampler"
+    default_thin = 1
+    stats = {}
+
+    def __init__(self, rankings: Rankings, *, reliability: int, tune: int, shape: float,
+                 rate: float, dispersion: float, rounds: int, dtype=np.float32):
+        self.lay = lay = layout(rankings)  # readers once; the sweep counts each `reliability` times
+        self.ref = reference_parts(lay)
+        self.default_tune = self.tune = int(tune)
+        self.dispersion, self.rounds = float(dispersion), int(rounds)
+        self.static = (np.r_[lay.reader_start, lay.n_readers_total], lay.block_offsets,
+                       lay.entry_offsets, lay.entry_candidate, lay.rank, lay.n_candidates,
+                       lay.n_pooled, lay.ranked_count, reliability, rankings.n_classes, shape,
+                       float(rate))
+        self.windows = ([(int(a * tune), int(b * tune)) for a, b in FIT_WINDOWS]
+                        if rounds and tune >= 100 else [])
+        n_items, width = rankings.n_items, lay.max_candidates
+        self.variables = {
+            CANDIDATES: Variable((ITEM, CANDIDATE), (n_items, width), dtype),
+            POOLED: Variable((ITEM,), (n_items,), dtype)}
+        self.chain_stats = {"independence_acceptance": Variable((ITEM,), (n_items,))}
+
+    def start(self, rng):
+        """Log-worths jittered ``U(-dispersion, dispersion)``."""
+        return ChainState(self.lay, rng, self.dispersion)
+
+    def sweep(self, rng, st, out):
+        """One compiled sweep (nogil: other chains' threads run meanwhile), then the proposal
+        fit at the end of a fitting window."""
+        it = st.sweeps
+        if it == self.tune:
+            st.accepted[:] = 0.0  # rates of the kept sweeps only
+        store = out is not None
+        cand = out[CANDIDATES][None] if store else st.scratch_cand
+        pool = out[POOLED][None] if store else st.scratch_pool
+        adapt = any(a <= it < b for a, b in self.windows)
+        kernel.sweep_kernel(rng, *self.static, self.rounds if st.fitted else 0, self.ref,
+                            st.mean, st.chol, PROPOSAL_DF, st.log_cand, st.log_pool,
+                            st.accepted, st.moments, cand, pool, store, adapt)
+        for a, b in self.windows:
             if it + 1 == b:
-                mean[:], chol[:] = fit_proposals(lay, moments, b - a)
-                moments[:] = 0.0
-                fitted = True
-    accept_out[0] = accepted / max(draws * thin * rounds, 1)
+                st.mean[:], st.chol[:] = fit_proposals(self.lay, st.moments, b - a)
+                st.moments[:] = 0.0
+                st.fitted = True
+        st.sweeps += 1
+        return st
+
+    def finish(self, st, out):
+        out["independence_acceptance"][...] = st.accepted / max(
+            (st.sweeps - self.tune) * self.rounds, 1)
 
 
 def sample_candidates(rankings: Rankings, *, reliability: int = 1, draws: int = 1000,
@@ -156,46 +188,27 @@ def sample_candidates(rankings: Rankings, *, reliability: int = 1, draws: int = 
     acceptance rate of the kept sweeps' moves is ``sample_stats/independence_acceptance``
     ``(chain, item)``.
 
-    Parallelism and seeding: every chain is run on its own (jitter, warm-up with its own
-    proposal adaptation, draws) from its own seed, child ``c`` of
-    ``numpy.random.SeedSequence(seed).spawn(chains)``, whose ``numpy.random.Generator`` the
-    compiled sweep draws from. The chains are spread over ``cores`` threads
-    (the compiled sweep releases the GIL); ``cores = None`` means :func:`default_cores`
-    (``min(chains, available CPUs)``), ``cores = 1`` runs them one after another in the
-    calling thread. The draws depend on ``seed`` only: same seed, bit-identical draws
+    Chains run in ``cores`` threads (default ``min(chains, CPUs)``), each from its own seed
+    (:mod:`plausible.inference.driver`): the draws depend on ``seed`` only, bit-identical
     whatever ``cores`` (and chain ``c``'s draws do not depend on ``chains`` either).
     """
     shape = 1.0 / rankings.n_classes if shape is None else float(shape)
     reliability = positive_integer("reliability", reliability, "the sampler repeats every reader")
-    cores = default_cores(chains) if cores is None else int(cores)
-    if cores < 1:
-        raise ValueError(f"cores must be a positive integer, got {cores!r}")
-    lay = layout(rankings)  # readers once; the kernel counts each `reliability` times
-    n_items, width = rankings.n_items, lay.max_candidates
-    chain_seeds = np.random.SeedSequence(seed).spawn(chains)
-    cand_out = np.empty((chains, draws, n_items, width), dtype=dtype)
-    pool_out = np.empty((chains, draws, n_items), dtype=dtype)
-    accept_out = np.zeros((chains, n_items))
     if int(metropolis_rounds) != metropolis_rounds or metropolis_rounds < 0:
         raise ValueError(f"metropolis_rounds must be a non-negative integer, "
                          f"got {metropolis_rounds!r}")
-    run = functools.partial(
-        _run_chain, rankings, lay, reference_parts(lay), reliability=reliability, draws=draws,
-        tune=tune, shape=shape, rate=rate, dispersion=dispersion, thin=thin,
-        rounds=int(metropolis_rounds))
-    jobs = [(chain_seeds[c], cand_out[c:c + 1], pool_out[c:c + 1], accept_out[c:c + 1])
-            for c in range(chains)]
-    run_chains(run, jobs, cores)
-    posterior, constant = candidate_groups(
-        cand_out, pool_out, lay.candidate_class[:n_items], lay.n_pooled[:n_items],
-        items=rankings.items, classes=rankings.classes)
-    posterior.attrs.update(
-        {"reliability": reliability, "shape": shape, "rate": rate, "tune": tune, "thin": thin,
-         "metropolis_rounds": metropolis_rounds, "proposal_df": PROPOSAL_DF,
-         "proposal_scale": PROPOSAL_SCALE, "sampler": "plausible.inference.plackett_luce_sampler"})
-    sample_stats = xr.Dataset(
-        {"independence_acceptance": (("chain", "item"), accept_out)},
-        coords={"chain": np.arange(chains), "item": rankings.items},
-    )
-    return xr.DataTree.from_dict({"posterior": posterior, "sample_stats": sample_stats,
-                                  "constant_data": constant})
+    kernel = PlackettLuceKernel(rankings, reliability=reliability, tune=tune, shape=shape,
+                                rate=rate, dispersion=dispersion, rounds=int(metropolis_rounds),
+                                dtype=dtype)
+    lay, n_items = kernel.lay, rankings.n_items
+    _, constant = candidate_groups(
+        np.empty((0, 0, n_items, lay.max_candidates)), np.empty((0, 0, n_items)),
+        lay.candidate_class[:n_items], lay.n_pooled[:n_items], items=rankings.items,
+        classes=rankings.classes)
+    return sample_kernel(
+        kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin, cores=cores,
+        coords={ITEM: rankings.items, CANDIDATE: np.arange(lay.max_candidates)},
+        constant_data=constant,
+        attrs={"reliability": reliability, "shape": shape, "rate": rate,
+               "metropolis_rounds": metropolis_rounds, "proposal_df": PROPOSAL_DF,
+               "proposal_scale": PROPOSAL_SCALE})

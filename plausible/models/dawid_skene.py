@@ -16,17 +16,18 @@ Annotation ``k`` is label ``x_k`` of item ``i_k`` by annotator ``j_k``::
 elsewhere; the default ``(4, 1)`` has prior mean accuracy ``4 / (C + 3)`` (0.8 for two
 classes), which also orients the model (below). ``a = class_concentration`` (1).
 
-**Gibbs** (every step exact): ``z | pi, theta`` from ``softmax_c(log pi_c + gamma L[i, c])``
-with ``L[i, c] = sum_{k: i_k = i} log theta_{j_k}[c, x_k]`` and ``pi | z ~ Dirichlet(a +
-counts(z))`` (:class:`~plausible.inference.difficulty_gibbs.ClassGibbs`); ``theta_j[c] | z ~
-Dirichlet(beta_c + gamma n_j[c, :])`` for every annotator and row at once
-(:class:`~plausible.inference.confusion_rows_gibbs.ConfusionRowsGibbs`). ``gibbs=False`` sums
-the classes out and runs NUTS on ``pi`` and ``theta`` (the independent check). By default
-:func:`plausible.sample` runs the Gibbs build's scan of every member in a compiled sampler
-(:mod:`plausible.inference.dawid_skene_sampler`: about 5 ms a sweep for a million labels,
-plausibilities computed from the stored parameters when storing them would not fit in
-memory); ``compiled=False`` keeps PyMC's loop with the declared steps (the steps' own closed
-form checks; the compiled members are checked against NUTS).
+**Gibbs** (every step exact), one sweep of the family's kernel
+(:class:`~plausible.inference.dawid_skene_sampler.DawidSkeneKernel`): ``theta_j[c] | z ~
+Dirichlet(beta_c + gamma n_j[c, :])`` for every annotator and row at once (the member's
+half-sweep, :mod:`plausible.inference.dawid_skene_members`), ``pi | z ~ Dirichlet(a +
+counts(z))``, then ``z | pi, theta`` from ``softmax_c(log pi_c + gamma L[i, c])`` with ``L[i,
+c] = sum_{k: i_k = i} log theta_{j_k}[c, x_k]``. The Gibbs build declares the kernel as its
+one PyMC step (:class:`~plausible.inference.kernel_step.KernelStep`, over ``pi``, ``theta``
+and ``z``: ``pm.sample(model=model, step=pl.inference.steps(model))``); by default
+:func:`plausible.sample` runs the same kernel in its own driver (about 5 ms a sweep for a
+million labels, plausibilities computed from the stored parameters when storing them would
+not fit in memory), ``compiled=False`` in PyMC's loop. ``gibbs=False`` sums the classes out
+and runs NUTS on ``pi`` and ``theta`` (the independent check).
 
 **Plausibility** is Rao-Blackwellised: per draw the class posterior ``P(z_i | pi, theta, x)``,
 not the drawn class.
@@ -45,15 +46,13 @@ population's; wide enough to let the data pool strongly or barely). The compiled
 draws ``(kappa, mu)`` given the classes with every annotator's row integrated out (slice
 updates of a Dirichlet-multinomial target,
 :class:`~plausible.inference.dawid_skene_members.Hierarchical`), then the rows exactly: no
-funnel between the concentration and the rows. With ``compiled=False`` the rows stay exact
-Gibbs given ``(kappa, mu)`` (the step reads ``kappa_c mu_c`` at the current point) and
-``kappa``, ``mu`` are drawn by NUTS given the rows, which crosses that funnel slowly.
+funnel between the concentration and the rows.
 A weakly pooled rare class can still be metastable: on Snow's WSD (a class with about four
 items) some items move into the rare class with its annotators' rows for hundreds of sweeps.
 
 **Start.** Every member starts ``z`` at the majority vote and each iteration begins with the
 annotator parameters drawn given ``z`` (the declared steps' ``first=True``), so the chains
-take the orientation the majority gives from the first draw, whatever their jittered start.
+take the orientation the majority gives from the first draw, whatever their start.
 The hierarchical model also starts the population at the majority's pooled confusion and
 ``kappa`` at 1 (jittered to at most ``e^2``), so that a jittered population cannot outweigh
 the labels and pull a chain into a relabelled mode before it has learnt its orientation. Annotators with few labels borrow the population's
@@ -62,7 +61,7 @@ confusion instead of the prior's.
 **One-coin** (:func:`build_one_coin`): ``acc_j ~ Beta(accuracy_prior)`` (default ``(4, 1)``,
 prior mean 0.8) and ``theta_j = acc_j`` on the diagonal, ``(1 - acc_j) / (C - 1)`` elsewhere;
 exact Gibbs for ``z``, ``pi`` and ``acc_j | z ~ Beta(a + gamma right_j, b + gamma wrong_j)``
-(:class:`~plausible.inference.confusion_rows_gibbs.OneCoinGibbs`). Its trace holds
+(:class:`~plausible.inference.dawid_skene_members.OneCoin`). Its trace holds
 ``accuracy (annotator)``; the log-likelihood, replicates and label-switching check read its
 confusion matrices through :func:`confusion_draws`, the same code as the full model.
 
@@ -71,7 +70,7 @@ probability ``c_j ~ Beta(competence_prior)`` (default ``(2, 1)``: more often tru
 not, worth three labels) and otherwise draws from its strategy ``xi_j ~ Dirichlet(1)``, so
 ``theta_j[c, x] = c_j [x = c] + (1 - c_j) xi_j[x]``. Gibbs: ``z``, ``pi`` as above;
 ``(c, xi) | z`` through the spam indicators
-(:class:`~plausible.inference.confusion_rows_gibbs.MaceGibbs`); the augmentation repeats
+(:class:`~plausible.inference.dawid_skene_members.Mace`); the augmentation repeats
 every label, so the Gibbs build needs a whole-number reliability (``gibbs=False``: NUTS,
 classes summed out, any real reliability). Annotators whose competence interval sits near 0
 are the spammers.
@@ -95,10 +94,9 @@ from plausible.data.validation import positive, positive_integer
 from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.inference import dawid_skene_kernel as kernel
 from plausible.inference import dawid_skene_members as members
-from plausible.inference.confusion_rows_gibbs import ConfusionRowsGibbs, MaceGibbs, OneCoinGibbs
 from plausible.inference.dawid_skene_sampler import Design, DawidSkeneKernel, sample_dawid_skene
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood, declare_sampler
-from plausible.inference.difficulty_gibbs import ClassGibbs
+from plausible.inference.kernel_step import KernelStep
 from plausible.maths.categorical import categorical_draws
 from plausible.metrics.chunks import iter_sample_blocks
 from plausible.models.difficulty import add_class_layer, check_labels, coords, majority_vote
@@ -115,8 +113,8 @@ def confusion_concentration(n_classes: int, confusion_prior) -> np.ndarray:
 def _confusion_layer(model: pm.Model, labels: Labels, rows, *, gamma: float, gibbs: bool,
                      class_concentration: float) -> None:
     """Add ``class_prior``, ``confusion (annotator, class, label_class) ~ Dirichlet(rows)``, the
-    labels' likelihood, ``true_class`` with its Gibbs steps (Gibbs build) or the classes
-    summed out (NUTS build), ``plausibility`` and the declared log-likelihood to ``model``.
+    labels' likelihood, ``true_class`` (Gibbs build) or the classes summed out (NUTS build),
+    ``plausibility`` and the declared log-likelihood to ``model``.
     ``rows``: the rows' concentration, an array or an expression broadcasting to ``(class,
     label_class)`` per annotator."""
     C = labels.n_classes
@@ -136,11 +134,6 @@ def _confusion_layer(model: pm.Model, labels: Labels, rows, *, gamma: float, gib
         if gibbs:
             z = pm.Categorical("true_class", p=pi, dims="item", initval=majority_vote(labels))
             pm.Potential("labels", gamma * log_theta[annotator, z[item], label].sum())
-            declare_gibbs(model, ClassGibbs, [z, pi], concentration=a,
-                          class_probabilities=posterior)
-            declare_gibbs(model, ConfusionRowsGibbs, [theta], first=True, true_class=z,
-                          item=labels.item, annotator=labels.annotator, label=labels.label,
-                          prior=rows, reliability=gamma)
         else:
             pm.Potential("labels", pt.logsumexp(log_joint, axis=1).sum())
         pm.Deterministic("plausibility", posterior, dims=("item", "class"))
@@ -148,22 +141,25 @@ def _confusion_layer(model: pm.Model, labels: Labels, rows, *, gamma: float, gib
                            observed=labels.to_dataarray())
 
 
-def _declare_compiled(model: pm.Model, labels: Labels, member, gamma: float,
-                      class_concentration: float, **constant_data) -> None:
-    """Hand ``model`` to the compiled sampler with ``member``'s annotator half-sweep; its
-    trace's bytes per draw: ``class_prior``, the member's variables and ``classes_changed``
-    float64, plus the float32 plausibilities unless they are computed when read."""
+def _declare_kernel(model: pm.Model, labels: Labels, member, gamma: float,
+                    class_concentration: float, *, compiled: bool, **constant_data) -> None:
+    """Declare the family's kernel with ``member``'s annotator half-sweep as the Gibbs build's
+    one step (over every free variable, replacing any declared before) and, with
+    ``compiled``, as :func:`plausible.sample`'s compiled sampler, whose trace takes per draw
+    ``class_prior``, the member's variables and ``classes_changed`` float64, plus the float32
+    plausibilities unless they are computed when read."""
     C, J = labels.n_classes, labels.n_annotators
+    a = np.full(C, float(class_concentration))
+    declare_gibbs(model, KernelStep, model.free_RVs, replace=True,
+                  kernel=lambda: DawidSkeneKernel(Design(labels), member, a, gamma))
+    if not compiled:
+        return
     parameters = 8 * (C + 1 + sum(int(np.prod(shape))
                                   for _, shape in member.stored(J, C).values()))
-    a = np.full(C, float(class_concentration))
     declare_sampler(model, sample_dawid_skene, form="dense",
                     nbytes_per_draw=parameters + 4 * labels.n_items * C,
-                    lazy_nbytes_per_draw=parameters,
-                    kernel=lambda: DawidSkeneKernel(Design(labels), member, a, gamma),
-                    labels=labels, member=member,
-                    class_concentration=np.full(C, float(class_concentration)),
-                    reliability=gamma, constant_data=constant_data)
+                    lazy_nbytes_per_draw=parameters, labels=labels, member=member,
+                    class_concentration=a, reliability=gamma, constant_data=constant_data)
 
 
 def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True, compiled: bool = True,
@@ -173,9 +169,9 @@ def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True, compi
     Variables: ``class_prior (class)``, ``confusion (annotator, class, label_class)``,
     ``true_class (item)`` (Gibbs build), deterministic ``plausibility (item, class)``.
     ``reliability``: ``gamma > 0``, the power of the labels' likelihood given the classes.
-    ``compiled`` (Gibbs build): :func:`plausible.sample` runs the same Gibbs scan in the
-    compiled sampler :mod:`plausible.inference.dawid_skene_sampler` (millions of labels; no
-    ``true_class`` in the trace) instead of PyMC's loop with the declared steps.
+    ``compiled`` (Gibbs build): :func:`plausible.sample` runs the family's kernel in its own
+    driver (:mod:`plausible.inference.dawid_skene_sampler`; millions of labels; no
+    ``true_class`` in the trace) instead of PyMC's loop with the same kernel as its step.
     """
     check_labels(labels)
     beta = confusion_concentration(labels.n_classes, confusion_prior)
@@ -184,9 +180,10 @@ def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True, compi
         pm.Data("confusion_concentration", beta, dims=("class", "label_class"))
     _confusion_layer(model, labels, beta, gamma=gamma, gibbs=gibbs,
                      class_concentration=class_concentration)
-    if gibbs and compiled:
-        _declare_compiled(model, labels, members.FullConfusion(beta), gamma, class_concentration,
-                          confusion_concentration=(("class", "label_class"), beta))
+    if gibbs:
+        _declare_kernel(model, labels, members.FullConfusion(beta), gamma, class_concentration,
+                        compiled=compiled,
+                        confusion_concentration=(("class", "label_class"), beta))
     return model
 
 
@@ -209,11 +206,8 @@ def build_one_coin(labels: Labels, *, reliability: float = 1.0, gibbs: bool = Tr
                     class_concentration=positive("class_concentration", class_concentration),
                     plausibility=True, reliability=gamma)
     if gibbs:
-        declare_gibbs(model, OneCoinGibbs, [accuracy], first=True, true_class=model["true_class"],
-                      item=labels.item, annotator=labels.annotator, label=labels.label,
-                      prior=(a, b), reliability=gamma)
-        if compiled:
-            _declare_compiled(model, labels, members.OneCoin((a, b)), gamma, class_concentration)
+        _declare_kernel(model, labels, members.OneCoin((a, b)), gamma, class_concentration,
+                        compiled=compiled)
     declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
                            observed=labels.to_dataarray())
     return model
@@ -249,13 +243,8 @@ def build_mace(labels: Labels, *, reliability: float = 1, gibbs: bool = True,
                     class_concentration=positive("class_concentration", class_concentration),
                     plausibility=True, reliability=gamma)
     if gibbs:
-        declare_gibbs(model, MaceGibbs, [competence, strategy], first=True,
-                      true_class=model["true_class"],
-                      item=labels.item, annotator=labels.annotator, label=labels.label,
-                      prior=(a, b), strategy_concentration=delta, reliability=gamma)
-        if compiled:
-            _declare_compiled(model, labels, members.Mace((a, b), delta, gamma), gamma,
-                              class_concentration)
+        _declare_kernel(model, labels, members.Mace((a, b), delta, gamma), gamma,
+                        class_concentration, compiled=compiled)
     declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
                            observed=labels.to_dataarray())
     return model
@@ -304,10 +293,10 @@ def build_hierarchical(labels: Labels, *, reliability: float = 1.0, gibbs: bool 
     """PyMC model of hierarchical Dawid–Skene (see module): ``population_confusion (class,
     label_class)``, ``concentration (class)``, ``confusion (annotator, class, label_class)``,
     ``class_prior``, ``true_class`` (Gibbs build), ``plausibility (item, class)``.
-    ``concentration_prior``: Gamma ``(shape, rate)`` of ``kappa_c``. ``compiled`` (Gibbs
-    build): :func:`plausible.sample` runs the compiled sampler, which draws ``(kappa, mu)``
-    with the rows integrated out (:class:`~plausible.inference.dawid_skene_members.Hierarchical`);
-    ``compiled=False`` keeps PyMC's loop, NUTS for ``(kappa, mu)`` given the rows."""
+    ``concentration_prior``: Gamma ``(shape, rate)`` of ``kappa_c``. The kernel draws
+    ``(kappa, mu)`` with the rows integrated out
+    (:class:`~plausible.inference.dawid_skene_members.Hierarchical`); ``compiled``: as
+    :func:`build`."""
     check_labels(labels)
     shape, rate = (positive("concentration_prior", v) for v in concentration_prior)
     beta = confusion_concentration(labels.n_classes, confusion_prior)
@@ -319,9 +308,9 @@ def build_hierarchical(labels: Labels, *, reliability: float = 1.0, gibbs: bool 
     gamma = positive("reliability", reliability)
     _confusion_layer(model, labels, kappa[:, None] * mu, gamma=gamma, gibbs=gibbs,
                      class_concentration=class_concentration)
-    if gibbs and compiled:
+    if gibbs:
         member = members.Hierarchical(beta, (shape, rate), _majority_confusion(labels, beta))
-        _declare_compiled(model, labels, member, gamma, class_concentration)
+        _declare_kernel(model, labels, member, gamma, class_concentration, compiled=compiled)
     return model
 
 

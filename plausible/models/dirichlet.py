@@ -49,6 +49,7 @@ from pytensor.tensor.special import xlogy
 
 from plausible.data.validation import positive
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood, declare_sampler
+from plausible.inference.kernel_step import KernelStep
 from plausible.inference.dirichlet_gibbs import DirichletGibbs
 from plausible.inference.hierarchical_dirichlet_sampler import (HierarchicalDirichletKernel,
                                                                sample_hierarchical_dirichlet)
@@ -250,12 +251,12 @@ def build_hierarchical(votes, *, reliability: float = 1.0, concentration_prior: 
         declare_sampler(
             model, sample_hierarchical_dirichlet, form="dense",
             nbytes_per_draw=votes.counts.size * np.dtype(np.float32).itemsize + 8 * (n_classes + 1),
-            kernel=lambda: HierarchicalDirichletKernel(
-                gamma * np.asarray(votes.counts, dtype=np.float64), base_prior=np.ones(n_classes),
-                concentration_prior=(shape, rate), learn_base=base == "learned", start=start),
             counts=votes.counts, items=votes.items, classes=votes.classes, reliability=gamma,
             base_prior=np.ones(n_classes), concentration_prior=(shape, rate),
             learn_base=base == "learned", start=start)
+        declare_gibbs(model, KernelStep, model.free_RVs, kernel=lambda: HierarchicalDirichletKernel(
+            gamma * np.asarray(votes.counts, dtype=np.float64), base_prior=np.ones(n_classes),
+            concentration_prior=(shape, rate), learn_base=base == "learned", start=start))
     observed = xr.DataArray(np.asarray(votes.counts), dims=("item", "class"),
                             coords={"item": votes.items, "class": votes.classes})
     declare_log_likelihood(model, "votes", vote_log_likelihood(votes.counts), observed=observed)

@@ -41,7 +41,8 @@ from scipy.special import logsumexp
 from plausible.data.labels import Labels
 from plausible.data.validation import positive
 from plausible.diagnostics.annotation_predictive import thinned_draws
-from plausible.inference.declarations import declare_log_likelihood, declare_sampler
+from plausible.inference.declarations import declare_gibbs, declare_log_likelihood, declare_sampler
+from plausible.inference.kernel_step import KernelStep
 from plausible.inference.easy_hard_sampler import (EasyHardKernel, incidence_matrix,
                                                    sample_easy_hard, subclass_names)
 from plausible.maths.categorical import categorical_draws
@@ -94,8 +95,9 @@ def build(labels: Labels, *, reliability: float = 1.0, easy_prior: tuple = (19.0
     if compiled:
         declare_sampler(model, sample_easy_hard, form="dense",
                         nbytes_per_draw=8 * (S + J * S * C) + 4 * labels.n_items * C,
-                        kernel=lambda: EasyHardKernel(labels, beta, gamma),
                         labels=labels, prior=beta, reliability=gamma)
+        declare_gibbs(model, KernelStep, model.free_RVs,
+                      kernel=lambda: EasyHardKernel(labels, beta, gamma))
     declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
                            observed=labels.to_dataarray())
     return model

@@ -53,7 +53,8 @@ from plausible.data.validation import fmt, positive, positive_integer
 from plausible.inference.censored_nig_sampler import (DEFAULT_THIN, DEFAULT_TUNE,
                                                       HYPERPARAMETERS, CensoredNIGKernel,
                                                       Hyperprior)
-from plausible.inference.declarations import declare_log_likelihood, declare_sampler
+from plausible.inference.declarations import declare_gibbs, declare_log_likelihood, declare_sampler
+from plausible.inference.kernel_step import KernelStep
 from plausible.inference.driver import sample_kernel
 from plausible.maths.normal_intervals import log_interval_probability
 from plausible.metrics.chunks import iter_sample_blocks
@@ -220,10 +221,11 @@ def build(ratings: Ratings, *, threshold: float, scale=None, resolution: float |
         hyper_bytes = 0 if fixed is not None else 8 * len(HYPERPARAMETERS)
         declare_sampler(model, _sample, form="dense",
                         nbytes_per_draw=8 * 4 * ratings.n_items + hyper_bytes,
-                        kernel=lambda: _kernel(ratings, lower, upper, gamma, threshold,
-                                               hyperprior, fixed),
                         ratings=ratings, lower=lower, upper=upper, repetitions=gamma,
                         threshold=threshold, prior=hyperprior, fixed=fixed, recorded=recorded)
+        declare_gibbs(model, KernelStep, model.free_RVs,
+                      kernel=lambda: _kernel(ratings, lower, upper, gamma, threshold, hyperprior,
+                                             fixed))
     declare_log_likelihood(model, "ratings", lambda trace: log_likelihood(trace, ratings, lower, upper),
                            observed=ratings.to_dataarray(), dim="rating")
     return model

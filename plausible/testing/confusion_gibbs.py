@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from plausible.diagnostics.estimators import ess_bulk, rhat
+from plausible.inference.driver import run_kernel
+from plausible.inference.kernel import Variable
 from plausible.maths.logspace import log_dirichlet_draws
 from plausible.testing.binary import check_likelihood, check_prediction, label_posterior
 
@@ -63,25 +65,77 @@ class ConfusionGibbsResult:
         return bool(np.all(self.rhat[np.isfinite(self.rhat)] <= 1.01))
 
 
+class ConfusionKernel:
+    """The sweep of :func:`confusion_gibbs` for one chain (a kernel of
+    :mod:`plausible.inference.kernel`): ``P (class, item)`` the classes' probabilities given
+    the labels only, ``yhat (item,)`` the predictions, ``a (class,)`` the rows' prior. State:
+    ``log K (l, n)``, the sum over kept sweeps of ``p(y_i | K, yhat_i, z_i)`` and buffers."""
+
+    name = "plausible.testing.confusion_gibbs"
+    default_tune = 200
+    default_thin = 1
+
+    def __init__(self, P: np.ndarray, yhat: np.ndarray, a: np.ndarray):
+        self.P, self.yhat, self.a = P, yhat, a
+        C, N = P.shape
+        self.variables = {"confusion": Variable(("class", "prediction"), (C, C)),
+                          "counts": Variable(("prediction", "class"), (C, C), np.int64)}
+        self.stats = {}
+        self.chain_stats = {"class_posterior": Variable(("item", "class"), (N, C))}
+
+    def start(self, rng):
+        """``K`` drawn from its prior (dispersed starts)."""
+        C, N = self.P.shape
+        return {"log_K": log_dirichlet_draws(rng, np.broadcast_to(self.a, (C, C))),
+                "posterior": np.zeros((C, N)), "kept": 0, "w": np.empty((C, N)),
+                "u": np.empty(N), "cdf": np.empty(N), "y": np.empty(N, dtype=np.int64)}
+
+    def sweep(self, rng, st, out):
+        """``y | K``, then ``K | y`` (module docstring)."""
+        C, N = self.P.shape
+        log_K, w, u, cdf, y = st["log_K"], st["w"], st["u"], st["cdf"], st["y"]
+        np.take(np.exp(log_K - log_K.max(axis=0, keepdims=True)), self.yhat, axis=1, out=w)
+        w *= self.P
+        total = w.sum(axis=0)
+        rng.random(out=u)
+        u *= total
+        y[:] = 0
+        cdf[:] = w[0]
+        for l in range(1, C):
+            y += u > cdf
+            cdf += w[l]
+        counts = np.bincount(self.yhat * C + y, minlength=C * C).reshape(C, C)  # (n, l)
+        st["log_K"] = log_dirichlet_draws(rng, self.a + counts.T)
+        if out is not None:
+            out["confusion"][...] = np.exp(st["log_K"])
+            out["counts"][...] = counts
+            st["posterior"] += w / total
+            st["kept"] += 1
+        return st
+
+    def finish(self, st, out):
+        out["class_posterior"][...] = st["posterior"].T / max(st["kept"], 1)
+
+
 def confusion_gibbs(likelihood, prior, prediction, *, draws: int = 1000, tune: int = 200,
                     chains: int = 4, concentration=1.0, mass: float = 0.95, log: bool = False,
-                    seed=None) -> ConfusionGibbsResult:
+                    seed=None, cores: int | None = None) -> ConfusionGibbsResult:
     """Joint posterior of the classes ``y`` ``(item,)`` and the confusion matrix ``K``
     ``(C, C)`` (rows ``K[l] = P(yhat | y = l) ~ Dirichlet(concentration)``, a scalar or
     ``(C,)``) given ``likelihood`` ``l_i(y)`` ``(item, class)`` (log-likelihoods with
     ``log=True``), the class ``prior`` ``pi`` ``(C,)`` and ``prediction`` ``yhat``
     ``(item,)``, by the exact Gibbs sampler of the module docstring.
 
-    ``chains`` chains run side by side, each started from its own draw of ``K`` from the
-    prior (dispersed starts) and iterated ``tune`` times before ``draws`` kept iterations;
-    iteration ``t`` draws ``y^(t) | K^(t-1)``, then ``K^(t) | y^(t)``, and keeps ``K^(t)``
-    with the counts of ``y^(t)``. Seeded by ``seed`` (one generator for all chains).
+    ``chains`` chains (:class:`ConfusionKernel`, run by :mod:`plausible.inference.driver`:
+    each from its own seed, in ``cores`` threads), each started from its own draw of ``K``
+    from the prior (dispersed starts) and iterated ``tune`` times before ``draws`` kept
+    iterations; iteration ``t`` draws ``y^(t) | K^(t-1)``, then ``K^(t) | y^(t)``, and keeps
+    ``K^(t)`` with the counts of ``y^(t)``.
 
-    Vectorised over chains and items (a Python loop over iterations and classes only): with
-    ``P = p(y | z)`` (labels only), ``w[s, l, i] = P[i, l] K_s[l, yhat_i] / max_l'
-    K_s[l', yhat_i]`` (the column scaling keeps the largest factor at 1; exact unless a ratio
-    underflows below ~1e-308), ``y_i = #{l < C - 1 : u_i sum_l' w[l'] > sum_{l' <= l} w[l']}``
-    with ``u_i ~ U(0, 1)``; the buffers are reused across iterations.
+    Vectorised over items (a Python loop over iterations and classes only): with ``P = p(y |
+    z)`` (labels only), ``w[l, i] = P[i, l] K[l, yhat_i] / max_l' K[l', yhat_i]`` (the column
+    scaling keeps the largest factor at 1; exact unless a ratio underflows below ~1e-308),
+    ``y_i = #{l < C - 1 : u_i sum_l' w[l'] > sum_{l' <= l} w[l']}`` with ``u_i ~ U(0, 1)``.
     """
     L = check_likelihood(likelihood, log)
     N, C = L.shape
@@ -95,37 +149,12 @@ def confusion_gibbs(likelihood, prior, prediction, *, draws: int = 1000, tune: i
     if not 0 < mass < 1:
         raise ValueError(f"mass must lie in (0, 1), got {mass}")
     P = np.ascontiguousarray(label_posterior(L, prior, log=True).T)  # p(y_i = l | z_i), (l, item)
-    rng = np.random.default_rng(seed)
-    log_K = log_dirichlet_draws(rng, np.broadcast_to(a, (chains, C, C)))  # (chain, l, n)
-    cell = (np.arange(chains)[:, None] * C + yhat) * C  # flat (chain, n, 0) index, (chain, item)
-    K_draws = np.empty((chains, draws, C, C))
-    count_draws = np.empty((chains, draws, C, C), dtype=np.int64)
-    posterior = np.zeros((C, N))
-    w = np.empty((chains, C, N))
-    total, u, cdf = (np.empty((chains, N)) for _ in range(3))
-    y = np.empty((chains, N), dtype=np.int64)
-    for t in range(tune + draws):
-        np.take(np.exp(log_K - log_K.max(axis=1, keepdims=True)), yhat, axis=2, out=w)
-        w *= P
-        w.sum(axis=1, out=total)
-        rng.random(out=u)
-        u *= total
-        y[:] = 0
-        cdf[:] = w[:, 0]
-        for l in range(1, C):
-            y += u > cdf
-            cdf += w[:, l]
-        counts = np.bincount((cell + y).ravel(), minlength=chains * C * C).reshape(
-            chains, C, C)  # (chain, n, l)
-        log_K = log_dirichlet_draws(rng, a + counts.transpose(0, 2, 1))
-        if t >= tune:
-            K_draws[:, t - tune] = np.exp(log_K)
-            count_draws[:, t - tune] = counts
-            w /= total[:, None]
-            posterior += w.sum(axis=0)
+    values = run_kernel(ConfusionKernel(P, np.asarray(yhat, dtype=np.int64), a), draws=draws,
+                        chains=chains, seed=seed, tune=tune, cores=cores)
+    K_draws, count_draws = values["confusion"], values["counts"]
     lo, hi = np.quantile(count_draws, [(1 - mass) / 2, (1 + mass) / 2], axis=(0, 1),
                          method="inverted_cdf")
     return ConfusionGibbsResult(
-        K_draws, count_draws, K_draws.mean(axis=(0, 1)), posterior.T / (chains * draws),
+        K_draws, count_draws, K_draws.mean(axis=(0, 1)), values["class_posterior"].mean(axis=0),
         count_draws.mean(axis=(0, 1)), count_draws.std(axis=(0, 1)), np.stack([lo, hi]),
         rhat(count_draws), ess_bulk(count_draws))

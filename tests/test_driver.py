@@ -1,0 +1,105 @@
+"""The one driver: warm-up and thinning, seeds independent of the threads, lazily computed
+variables, per-chain statistics and the trace it assembles, on small kernels written here."""
+
+import dask.array as dsk
+import numpy as np
+import pytest
+
+from plausible.inference.driver import assemble, run_kernel, sample_kernel
+from plausible.inference.kernel import Kernel, Variable, nbytes_per_draw
+
+
+class Counter:
+    """Records how many sweeps its chain has run, and a uniform drawn by each sweep."""
+
+    name = "counter"
+    default_tune, default_thin = 3, 2
+    variables = {"sweeps": Variable((), (), np.int64), "u": Variable(("slot",), (2,))}
+    stats = {"odd": Variable((), (), bool)}
+    lazy_variables = ("twice",)
+    chain_stats = {"total": Variable((), (), np.int64)}
+
+    def __init__(self):
+        self.variables = {**self.variables, "twice": Variable(("slot",), (2,))}
+
+    def start(self, rng):
+        return {"sweeps": 0}
+
+    def sweep(self, rng, state, out):
+        state["sweeps"] += 1
+        u = rng.random(2)
+        if out is not None:
+            out["sweeps"][...] = state["sweeps"]
+            out["u"][...] = u
+            out["odd"][...] = state["sweeps"] % 2 == 1
+            if "twice" in out:
+                out["twice"][...] = 2 * u
+        return state
+
+    def compute_when_read(self, values):
+        return {"twice": 2 * dsk.from_array(values["u"])}
+
+    def finish(self, state, out):
+        out["total"][...] = state["sweeps"]
+
+
+def test_warm_up_and_thinning_keep_every_thin_th_sweep_after_tune():
+    values = run_kernel(Counter(), draws=4, chains=2, seed=0)
+    np.testing.assert_array_equal(values["sweeps"], [[5, 7, 9, 11]] * 2)  # tune 3, thin 2
+    np.testing.assert_array_equal(values["total"], [11, 11])
+    values = run_kernel(Counter(), draws=2, chains=1, seed=0, tune=0, thin=1)
+    np.testing.assert_array_equal(values["sweeps"], [[1, 2]])
+    assert isinstance(Counter(), Kernel)
+
+
+def test_same_seed_same_draws_whatever_the_threads_and_the_number_of_chains():
+    one = run_kernel(Counter(), draws=5, chains=3, seed=7, cores=1)["u"]
+    three = run_kernel(Counter(), draws=5, chains=3, seed=7, cores=3)["u"]
+    np.testing.assert_array_equal(one, three)
+    np.testing.assert_array_equal(run_kernel(Counter(), draws=5, chains=1, seed=7)["u"], one[:1])
+    assert not np.array_equal(one[0], one[1])  # chains draw from their own streams
+    assert not np.array_equal(run_kernel(Counter(), draws=5, chains=3, seed=8)["u"], one)
+
+
+def test_the_trace_holds_variables_stats_and_lazily_computed_variables():
+    trace = sample_kernel(Counter(), draws=4, chains=2, seed=0, coords={"slot": ["a", "b"]},
+                          constant_data={"reliability": 2.0})
+    posterior = trace["posterior"]
+    assert list(posterior.data_vars) == ["sweeps", "u", "twice"]
+    assert posterior["u"].dims == ("chain", "draw", "slot")
+    assert list(posterior["slot"].values) == ["a", "b"]
+    assert posterior.attrs["sampler"] == "counter" and posterior.attrs["thin"] == 2
+    assert posterior.attrs["computed_when_read"] == ""
+    assert trace["sample_stats"]["odd"].values.all()
+    assert trace["sample_stats"]["total"].dims == ("chain",)
+    assert float(trace["constant_data"]["reliability"]) == 2.0
+    lazy = sample_kernel(Counter(), draws=4, chains=2, seed=0, lazy=True)
+    assert lazy["posterior"].attrs["computed_when_read"] == "twice"
+    assert isinstance(lazy["posterior"]["twice"].data, dsk.Array)
+    np.testing.assert_array_equal(lazy["posterior"]["twice"].values,
+                                  trace["posterior"]["twice"].values)
+    assert nbytes_per_draw(Counter()) == 8 + 16 + 16 + 1
+    assert nbytes_per_draw(Counter(), skip=("twice",)) == 8 + 16 + 1
+
+
+def test_assemble_gives_every_trace_its_sample_stats():
+    trace = sample_kernel(Counter(), draws=2, chains=1, seed=0)
+    bare = assemble(trace["posterior"].to_dataset().drop_vars("twice"))
+    assert set(bare.children) == {"posterior", "sample_stats"}
+    assert bare["sample_stats"].sizes == {"chain": 1, "draw": 2}
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"draws": 0}, "draws must be a positive integer"),
+    ({"chains": 1.5}, "chains must be a positive integer"),
+    ({"thin": 0}, "thin must be a positive integer"),
+    ({"tune": -1}, "tune must be a whole number"),
+])
+def test_bad_run_lengths_are_named(options, message):
+    with pytest.raises(ValueError, match=message):
+        run_kernel(Counter(), **{"draws": 2, "chains": 1, **options})
+
+
+def test_variable_dims_and_shape_agree():
+    with pytest.raises(ValueError, match="differ in length"):
+        Variable(("item",), (2, 3))
