@@ -36,11 +36,9 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-import xarray as xr
 
 from plausible.data.item_patterns import ItemPatterns, item_patterns
 from plausible.data.labels import Labels
-from plausible.inference.driver import sample_kernel
 from plausible.inference.kernel import Variable
 from plausible.maths.logspace import log_dirichlet_draws
 
@@ -160,26 +158,9 @@ def incidence_matrix(labels: Labels) -> sp.csr_matrix:
                          shape=(labels.n_items, labels.n_annotations))
 
 
-def sample_easy_hard(labels: Labels, *, prior: np.ndarray, reliability: float = 1.0,
-                     draws: int = 1000, tune: int = DEFAULT_TUNE, chains: int = 4,
-                     seed: int | None = None, cores: int | None = None,
-                     thin: int = DEFAULT_THIN, dtype=np.float32) -> xr.DataTree:
-    """Sample the easy/hard model (module) for ``labels``; ``prior beta (state,
-    label_class)``. Returns a trace with ``posterior/subclass_prior (chain, draw,
-    subclass)``, ``confusion (chain, draw, annotator, subclass, label_class)`` and
-    ``plausibility (chain, draw, item, class)``, and ``constant_data/reliability``."""
-    kernel = EasyHardKernel(labels, prior, reliability, dtype=dtype)
-    return sample_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
-                         cores=cores, coords={"item": labels.items, "class": labels.classes,
-                                              "annotator": labels.annotators,
-                                              "subclass": subclass_names(labels.classes),
-                                              "label_class": labels.classes},
-                         constant_data={"reliability": float(reliability)})
-
-
 def subclass_names(classes) -> list[str]:
     """``"<class> easy"``, ``"<class> hard"`` for every class, in state order."""
     return [f"{c} {kind}" for c in classes for kind in ("easy", "hard")]
 
 
-__all__ = ["EasyHardKernel", "incidence_matrix", "pattern_counts", "sample_easy_hard", "start_states", "subclass_names"]
+__all__ = ["EasyHardKernel", "incidence_matrix", "pattern_counts", "start_states", "subclass_names"]

@@ -21,19 +21,16 @@ released); :class:`HierarchicalDirichletKernel` is its kernel
 the trace) or by PyMC.
 
 The trace: ``posterior`` with ``concentration (chain, draw)``, ``base_measure (chain, draw,
-class)`` and ``plausibility (chain, draw, item, class)`` (dense, ``dtype``); ``constant_data``
-with the reliability.
+class)`` and ``plausibility (chain, draw, item, class)`` (dense, ``dtype``).
 """
 
 from __future__ import annotations
 
 import numba
 import numpy as np
-import xarray as xr
 
 from plausible.inference.dirichlet_draws import dense_draws
 from plausible.inference.dirichlet_multinomial_population import count_summary, draw_population
-from plausible.inference.driver import sample_kernel
 from plausible.inference.kernel import Variable
 from plausible.maths.logspace import log_gamma_draw
 
@@ -116,25 +113,4 @@ class HierarchicalDirichletKernel:
         return v
 
 
-def sample_hierarchical_dirichlet(counts: np.ndarray, *, items, classes, reliability: float,
-                                  base_prior: np.ndarray, concentration_prior: tuple,
-                                  learn_base: bool, start: np.ndarray, draws: int = 1000,
-                                  tune: int = DEFAULT_TUNE, chains: int = 4,
-                                  seed: int | None = None, cores: int | None = None,
-                                  thin: int = 1, dtype=np.float32) -> xr.DataTree:
-    """Sample the hierarchical Dirichlet model (module) for vote ``counts (item, class)``
-    (:class:`HierarchicalDirichletKernel` for the options). ``cores``: threads (default
-    ``min(chains, CPUs)``); the draws do not depend on it. Returns ``posterior`` with
-    ``concentration (chain, draw)``, ``base_measure (chain, draw, class)`` and
-    ``plausibility (chain, draw, item, class)`` (dense, ``dtype``); ``constant_data`` with
-    the reliability."""
-    gamma = float(reliability)
-    kernel = HierarchicalDirichletKernel(
-        gamma * np.asarray(counts, dtype=np.float64), base_prior=base_prior,
-        concentration_prior=concentration_prior, learn_base=learn_base, start=start, dtype=dtype)
-    return sample_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
-                         cores=cores, coords={"item": items, "class": classes},
-                         constant_data={"reliability": gamma})
-
-
-__all__ = ["HierarchicalDirichletKernel", "sample_hierarchical_dirichlet"]
+__all__ = ["HierarchicalDirichletKernel"]

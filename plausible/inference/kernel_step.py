@@ -6,7 +6,8 @@ step methods of any registered model, so that::
 
     pm.sample(model=model, step=pl.inference.steps(model))
 
-samples the posterior that ``pl.sample(model)`` samples.
+samples the posterior that ``pl.sample(model)`` samples. :func:`declare_kernel` is how a model
+builder declares its kernel for both routes.
 
 PyMC's steps read and write *value* variables (PyMC's transforms: log-ratio for simplices,
 log for positive variables, log-odds for Beta); a kernel works on constrained values, so the
@@ -28,8 +29,9 @@ from pymc.model import modelcontext
 from pymc.step_methods.compound import BlockedStep
 from pymc.util import get_value_vars_from_user_vars
 
-from plausible.inference.declarations import declared_gibbs
-from plausible.inference.kernel import PyMCKernel
+from plausible.inference.declarations import declare_gibbs, declare_sampler, declared_gibbs
+from plausible.inference.driver import sample_kernel
+from plausible.inference.kernel import PyMCKernel, nbytes_per_draw
 
 STARTS = ("kernel", "point")
 
@@ -139,4 +141,22 @@ def steps(model: pm.Model, *, start: str | None = None) -> list:
     return built
 
 
-__all__ = ["KernelStep", "steps"]
+def declare_kernel(model: pm.Model, kernel, *, coords, constant_data=None) -> None:
+    """Declare ``kernel`` (a :class:`~plausible.inference.kernel.PyMCKernel`) as ``model``'s
+    sampler on both routes: :func:`plausible.sample` runs it in the driver
+    (:func:`~plausible.inference.driver.sample_kernel`, dense storage, the trace's dims named
+    by ``coords`` and ``constant_data`` written beside it), and it is the model's one PyMC
+    step (:class:`KernelStep` over every free variable, :func:`steps`)."""
+    declare_gibbs(model, KernelStep, model.free_RVs, replace=True, kernel=kernel)
+    lazy = tuple(getattr(kernel, "lazy_variables", ()))
+
+    def run(*, draws, chains, seed=None, cores=None, tune=None, thin=None, lazy=False):
+        return sample_kernel(kernel, draws=draws, chains=chains, seed=seed, cores=cores,
+                             tune=tune, thin=thin, lazy=lazy, coords=coords,
+                             constant_data=constant_data)
+
+    declare_sampler(model, run, form="dense", nbytes_per_draw=nbytes_per_draw(kernel),
+                    lazy_nbytes_per_draw=nbytes_per_draw(kernel, skip=lazy) if lazy else None)
+
+
+__all__ = ["KernelStep", "declare_kernel", "steps"]

@@ -196,7 +196,6 @@ def build_one_coin(labels: Labels, *, reliability: float = 1.0, gibbs: bool = Tr
     check_labels(labels)
     gamma = positive("reliability", reliability)
     a, b = (positive("accuracy_prior", v) for v in accuracy_prior)
-    C = labels.n_classes
     with pm.Model(coords=coords(labels)) as model:
         accuracy = pm.Beta("accuracy", a, b, dims="annotator",
                            initval=np.full(labels.n_annotators, a / (a + b)))

@@ -48,11 +48,10 @@ import xarray as xr
 from pytensor.tensor.special import xlogy
 
 from plausible.data.validation import positive
-from plausible.inference.declarations import declare_gibbs, declare_log_likelihood, declare_sampler
-from plausible.inference.kernel_step import KernelStep
+from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
+from plausible.inference.kernel_step import declare_kernel
 from plausible.inference.dirichlet_gibbs import DirichletGibbs
-from plausible.inference.hierarchical_dirichlet_sampler import (HierarchicalDirichletKernel,
-                                                               sample_hierarchical_dirichlet)
+from plausible.inference.hierarchical_dirichlet_sampler import HierarchicalDirichletKernel
 from plausible.metrics.chunks import iter_blocks, read
 from plausible.metrics.storage import NAME, CandidateStorage, layout, storage_form
 
@@ -248,15 +247,11 @@ def build_hierarchical(votes, *, reliability: float = 1.0, concentration_prior: 
                      (reliability_data - 1.0) * xlogy(counts, plausibility).sum())
     if compiled:
         start = np.log(np.concatenate([[n_classes], np.full(n_classes, 1.0 / n_classes)]))
-        declare_sampler(
-            model, sample_hierarchical_dirichlet, form="dense",
-            nbytes_per_draw=votes.counts.size * np.dtype(np.float32).itemsize + 8 * (n_classes + 1),
-            counts=votes.counts, items=votes.items, classes=votes.classes, reliability=gamma,
-            base_prior=np.ones(n_classes), concentration_prior=(shape, rate),
-            learn_base=base == "learned", start=start)
-        declare_gibbs(model, KernelStep, model.free_RVs, kernel=lambda: HierarchicalDirichletKernel(
+        kernel = HierarchicalDirichletKernel(
             gamma * np.asarray(votes.counts, dtype=np.float64), base_prior=np.ones(n_classes),
-            concentration_prior=(shape, rate), learn_base=base == "learned", start=start))
+            concentration_prior=(shape, rate), learn_base=base == "learned", start=start)
+        declare_kernel(model, kernel, coords={"item": votes.items, "class": votes.classes},
+                       constant_data={"reliability": gamma})
     observed = xr.DataArray(np.asarray(votes.counts), dims=("item", "class"),
                             coords={"item": votes.items, "class": votes.classes})
     declare_log_likelihood(model, "votes", vote_log_likelihood(votes.counts), observed=observed)

@@ -41,10 +41,10 @@ from scipy.special import logsumexp
 from plausible.data.labels import Labels
 from plausible.data.validation import positive
 from plausible.diagnostics.annotation_predictive import thinned_draws
-from plausible.inference.declarations import declare_gibbs, declare_log_likelihood, declare_sampler
-from plausible.inference.kernel_step import KernelStep
+from plausible.inference.declarations import declare_log_likelihood
+from plausible.inference.kernel_step import declare_kernel
 from plausible.inference.easy_hard_sampler import (EasyHardKernel, incidence_matrix,
-                                                   sample_easy_hard, subclass_names)
+                                                   subclass_names)
 from plausible.maths.categorical import categorical_draws
 from plausible.metrics.chunks import iter_sample_blocks
 from plausible.models.difficulty import check_labels, coords
@@ -93,11 +93,12 @@ def build(labels: Labels, *, reliability: float = 1.0, easy_prior: tuple = (19.0
         pm.Deterministic("plausibility", states.reshape((labels.n_items, C, 2)).sum(axis=2),
                          dims=("item", "class"))
     if compiled:
-        declare_sampler(model, sample_easy_hard, form="dense",
-                        nbytes_per_draw=8 * (S + J * S * C) + 4 * labels.n_items * C,
-                        labels=labels, prior=beta, reliability=gamma)
-        declare_gibbs(model, KernelStep, model.free_RVs,
-                      kernel=lambda: EasyHardKernel(labels, beta, gamma))
+        declare_kernel(model, EasyHardKernel(labels, beta, gamma),
+                       coords={"item": labels.items, "class": labels.classes,
+                               "annotator": labels.annotators,
+                               "subclass": subclass_names(labels.classes),
+                               "label_class": labels.classes},
+                       constant_data={"reliability": gamma})
     declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
                            observed=labels.to_dataarray())
     return model

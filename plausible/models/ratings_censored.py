@@ -50,12 +50,9 @@ import xarray as xr
 
 from plausible.data.ratings import Ratings
 from plausible.data.validation import fmt, positive, positive_integer
-from plausible.inference.censored_nig_sampler import (DEFAULT_THIN, DEFAULT_TUNE,
-                                                      HYPERPARAMETERS, CensoredNIGKernel,
-                                                      Hyperprior)
-from plausible.inference.declarations import declare_gibbs, declare_log_likelihood, declare_sampler
-from plausible.inference.kernel_step import KernelStep
-from plausible.inference.driver import sample_kernel
+from plausible.inference.censored_nig_sampler import CensoredNIGKernel, Hyperprior
+from plausible.inference.declarations import declare_log_likelihood
+from plausible.inference.kernel_step import declare_kernel
 from plausible.maths.normal_intervals import log_interval_probability
 from plausible.metrics.chunks import iter_sample_blocks
 from plausible.models.ratings import replicate_ratings as gaussian_replicates
@@ -218,14 +215,11 @@ def build(ratings: Ratings, *, threshold: float, scale=None, resolution: float |
         pm.Deterministic("plausibility", threshold_plausibility(mu, sigma2, t),
                          dims=("item", "class"))
     if compiled:
-        hyper_bytes = 0 if fixed is not None else 8 * len(HYPERPARAMETERS)
-        declare_sampler(model, _sample, form="dense",
-                        nbytes_per_draw=8 * 4 * ratings.n_items + hyper_bytes,
-                        ratings=ratings, lower=lower, upper=upper, repetitions=gamma,
-                        threshold=threshold, prior=hyperprior, fixed=fixed, recorded=recorded)
-        declare_gibbs(model, KernelStep, model.free_RVs,
-                      kernel=lambda: _kernel(ratings, lower, upper, gamma, threshold, hyperprior,
-                                             fixed))
+        constant = {"reliability": float(gamma), "threshold": threshold, **recorded,
+                    **(fixed or {})}
+        declare_kernel(model, _kernel(ratings, lower, upper, gamma, threshold, hyperprior, fixed),
+                       coords={"item": ratings.items, "class": list(CLASSES)},
+                       constant_data=constant)
     declare_log_likelihood(model, "ratings", lambda trace: log_likelihood(trace, ratings, lower, upper),
                            observed=ratings.to_dataarray(), dim="rating")
     return model
@@ -240,19 +234,6 @@ def _kernel(ratings: Ratings, lower, upper, repetitions: int, threshold: float, 
         np.tile(upper, repetitions), ratings.n_items, prior=prior, fixed=fixed,
         plausibility=functools.partial(threshold_plausibility, threshold=threshold),
         n_classes=len(CLASSES))
-
-
-def _sample(ratings: Ratings, lower, upper, repetitions: int, threshold: float, prior, fixed,
-            recorded: dict, *,
-            draws: int, chains: int, seed, cores, tune: int = DEFAULT_TUNE,
-            thin: int = DEFAULT_THIN) -> xr.DataTree:
-    """The compiled route of :func:`build`: the augmented Gibbs sampler's draws as a trace."""
-    kernel = _kernel(ratings, lower, upper, repetitions, threshold, prior, fixed)
-    constant = {"reliability": float(repetitions), "threshold": threshold, **recorded,
-                **(fixed or {})}
-    return sample_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
-                         cores=cores, coords={"item": ratings.items, "class": list(CLASSES)},
-                         constant_data=constant)
 
 
 def log_likelihood(trace, ratings: Ratings, lower, upper) -> xr.DataArray:
