@@ -27,7 +27,7 @@ import plausible as pl
 from plausible.data import load_snow2008, simulate_glad_labels
 from plausible.diagnostics import accuracy_study, paired_differences, paired_label_test
 from plausible.models import glad, su_difficulty
-from plausible.models.difficulty import majority_vote
+from plausible.models.latent_class import majority_vote
 
 
 def crowdkit(method):

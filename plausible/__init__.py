@@ -29,12 +29,12 @@ from plausible import (  # noqa: E402
     data,
     diagnostics,
     distributed,
+    evaluation,
     inference,
     maths,
     metrics,
     models,
     plots,
-    testing,
 )
 from plausible.aggregation import Aggregation, aggregate, load  # noqa: E402
 from plausible.comparison import Comparison, compare  # noqa: E402
@@ -53,11 +53,19 @@ __all__ = [
     "data",
     "diagnostics",
     "distributed",
+    "evaluation",
     "inference",
     "maths",
     "metrics",
     "models",
     "plots",
     "sample",
-    "testing",
 ]
+
+
+def __getattr__(name):
+    if name == "testing":  # the deprecated name of plausible.evaluation (warns once imported)
+        import importlib
+
+        return importlib.import_module("plausible.testing")
+    raise AttributeError(f"module 'plausible' has no attribute {name!r}")

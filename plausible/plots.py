@@ -22,7 +22,7 @@ from plausible.calibration.bins import N_BINS
 from plausible.calibration.disagreement import DISAGREEMENT, disagreement_table
 from plausible.calibration.losses import calibration_table
 from plausible.diagnostics.vote_predictive import STATISTICS as VOTE_STATISTICS
-from plausible.testing.mutual_information import labelers_to_match
+from plausible.evaluation.mutual_information import labelers_to_match
 
 ANNOTATION_UNITS = {"pattern": "items", "votes": "items", "annotator_rate": "positive rate",
                     "agreement": "agreement"}

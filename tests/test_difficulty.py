@@ -16,10 +16,10 @@ from scipy.special import expit, logsumexp, softmax
 from plausible.data.glad_simulation import simulate_glad
 from plausible.data.labels import Labels
 from plausible.inference.declarations import declared_gibbs
-from plausible.inference.difficulty_gibbs import ClassGibbs
+from plausible.inference.latent_class_gibbs import ClassGibbs
 from plausible.inference.difficulty_slice import LabelGroups
 from plausible.models import glad, su_difficulty
-from plausible.models.difficulty import class_log_likelihood_graph, majority_vote, posterior_labels
+from plausible.models.latent_class import class_log_likelihood_graph, majority_vote, posterior_labels
 from plausible.maths.fallibility import error_rate
 
 

@@ -11,7 +11,7 @@ from scipy.special import expit
 
 from plausible.data import Labels, simulate_glad, simulate_glad_labels
 from plausible.diagnostics import accuracy_study, paired_differences, paired_label_test
-from plausible.models.difficulty import majority_vote
+from plausible.models.latent_class import majority_vote
 
 
 def test_paired_label_test_is_mcnemars_exact_test():

@@ -25,7 +25,7 @@ from plausible.maths.fallibility import error_rate, label_log_likelihood
 from plausible.metrics import set_options
 from plausible.metrics.storage import CandidateStorage, storage_form
 from plausible.models import glad, plackett_luce, ratings, su_difficulty
-from plausible.models.difficulty import class_log_likelihoods, marginal_log_likelihoods
+from plausible.models.latent_class import class_log_likelihoods, marginal_log_likelihoods
 from plausible.models.irn import irn
 from plausible.models.ratings_nig import NIGPrior
 

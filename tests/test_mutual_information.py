@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from plausible.testing.mutual_information import (
+from plausible.evaluation.mutual_information import (
     binary_entropy, equivalent_error, labelers_to_match, mutual_information,
     symmetric_mutual_information,
 )

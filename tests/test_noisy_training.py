@@ -8,8 +8,8 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import train_test_split
 
 from plausible.data.labels import Labels
-from plausible.testing.binary import label_posterior
-from plausible.testing import noisy_logistic as nl
+from plausible.evaluation.binary import label_posterior
+from plausible.evaluation import noisy_logistic as nl
 from plausible.maths.fallibility import error_rate, label_log_likelihood
 
 

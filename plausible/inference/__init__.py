@@ -9,7 +9,7 @@ from plausible.inference.declarations import (
     declared_gibbs,
     declared_log_likelihood,
 )
-from plausible.inference.difficulty_gibbs import ClassGibbs
+from plausible.inference.latent_class_gibbs import ClassGibbs
 from plausible.inference.difficulty_slice import DifficultySlice
 from plausible.inference.dirichlet_gibbs import DirichletGibbs
 from plausible.inference.driver import sample_kernel

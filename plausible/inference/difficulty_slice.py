@@ -28,7 +28,7 @@ univariate slice update (:mod:`plausible.inference.univariate_slice`) on its ful
 conditional; the coordinates of a block are conditionally independent, so the sweep is an
 exact Gibbs scan of ``p(a, b | z, x)`` (Su's parameters are sliced on ``(0, 1)`` and written
 back to PyMC's log-odds value variables). The true classes are read from the point, never
-written: :class:`~plausible.inference.difficulty_gibbs.ClassGibbs` draws them.
+written: :class:`~plausible.inference.latent_class_gibbs.ClassGibbs` draws them.
 
 **GLAD's scale move.** The likelihood depends on ``alpha`` and ``beta`` only through the
 products ``alpha_j beta_i``, so the direction ``alpha -> c alpha``, ``beta -> beta / c`` is

@@ -12,7 +12,7 @@ every rank-based metric of a sweep). They stream over the draws in bounded block
 >>> pl.metrics.summarize(acc)                                 # doctest: +SKIP
 
 Calibration under disagreement (spec 04) is :mod:`plausible.calibration`; testing a
-classifier against noisy labels (spec 03) is :mod:`plausible.testing`.
+classifier against noisy labels (spec 03) is :mod:`plausible.evaluation`.
 """
 
 from plausible.metrics.accuracy import ua_average_overlap, ua_overlap, ua_set_accuracy, ua_topk_accuracy

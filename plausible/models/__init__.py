@@ -4,18 +4,18 @@ dims ``item`` and ``class`` whose posterior holds ``plausibility (chain, draw, i
 :func:`available` lists them with the annotation format each accepts and what its
 reliability means; :func:`get` returns a builder by name (:mod:`plausible.models.registry`).
 Also here: the deterministic aggregates they are compared with (:mod:`irn`,
-:mod:`plackett_luce_mle`) and the shared pieces of the item-difficulty models
-(:mod:`difficulty`) and of the ratings model (:mod:`ratings_nig`, :mod:`ratings_empirical`,
+:mod:`plackett_luce_mle`), the latent-class layer of the label models (:mod:`latent_class`)
+and the shared pieces of the ratings model (:mod:`ratings_nig`, :mod:`ratings_empirical`,
 :mod:`ratings_stream`).
 """
 
 from plausible.models import (
     annotator_beta,
     dawid_skene,
-    difficulty,
     dirichlet,
     glad,
     irn,
+    latent_class,
     plackett_luce,
     plackett_luce_mle,
     prirn,
@@ -30,12 +30,12 @@ __all__ = [
     "annotator_beta",
     "available",
     "dawid_skene",
-    "difficulty",
     "dirichlet",
     "entry",
     "get",
     "glad",
     "irn",
+    "latent_class",
     "plackett_luce",
     "plackett_luce_mle",
     "prirn",

@@ -99,7 +99,7 @@ from plausible.inference.declarations import declare_gibbs, declare_log_likeliho
 from plausible.inference.kernel_step import KernelStep
 from plausible.maths.categorical import categorical_draws
 from plausible.metrics.chunks import iter_sample_blocks
-from plausible.models.difficulty import add_class_layer, check_labels, coords, majority_vote
+from plausible.models.latent_class import add_class_layer, check_labels, coords, majority_vote
 
 
 def confusion_concentration(n_classes: int, confusion_prior) -> np.ndarray:

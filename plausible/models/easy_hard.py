@@ -47,7 +47,7 @@ from plausible.inference.easy_hard_sampler import (EasyHardKernel, incidence_mat
                                                    subclass_names)
 from plausible.maths.categorical import categorical_draws
 from plausible.metrics.chunks import iter_sample_blocks
-from plausible.models.difficulty import check_labels, coords
+from plausible.models.latent_class import check_labels, coords
 
 
 def subclass_concentration(n_classes: int, easy_prior, hard_prior) -> np.ndarray:

@@ -17,7 +17,7 @@ Variables: ``ability (annotator)``, ``log_inverse_difficulty (item)``, ``class_p
 (class)``, ``true_class (item)`` (Gibbs build only), deterministic ``plausibility (item,
 class)``; the class layer, the two builds (exact Gibbs for ``z`` and ``pi`` + exact slice scan
 of ``alpha`` and ``log beta``; or ``z`` summed out, NUTS only) and the plausibility are those
-of :mod:`plausible.models.difficulty`. ``pm.Data``: ``reliability`` and
+of :mod:`plausible.models.latent_class`. ``pm.Data``: ``reliability`` and
 ``log_inverse_difficulty_prior`` (mean, sd).
 
 **Model criticism.** Both builds declare the per-item log-likelihood :func:`log_likelihood`
@@ -75,10 +75,10 @@ from pytensor.link.numba.dispatch.basic import numba_njit, register_funcify_defa
 from plausible.data.labels import Labels
 from plausible.data.validation import positive
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
-from plausible.inference.difficulty_gibbs import class_posterior
+from plausible.inference.latent_class_gibbs import class_posterior
 from plausible.inference.difficulty_slice import DifficultySlice, LabelGroups
-from plausible.models import difficulty as class_layer
-from plausible.models.difficulty import add_class_layer, check_labels, coords, label_indices
+from plausible.models import latent_class as class_layer
+from plausible.models.latent_class import add_class_layer, check_labels, coords, label_indices
 
 
 @numba.njit(cache=True)
@@ -119,7 +119,7 @@ class ClassPosterior(Op):
     (the labels grouped by item, as for :func:`class_evidence`), output the class
     posterior ``(item, class)`` of :func:`glad_class_posterior`. No gradient: the Gibbs build
     samples without one; the marginal build differentiates the graph of
-    :func:`plausible.models.difficulty.class_log_likelihood_graph`."""
+    :func:`plausible.models.latent_class.class_log_likelihood_graph`."""
 
     __props__ = ()
 
@@ -171,7 +171,7 @@ def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
         Long labels; missing and replicated annotations allowed.
     reliability : float
         ``gamma > 0``, the power of the labels' likelihood given the classes
-        (:mod:`plausible.models.difficulty`).
+        (:mod:`plausible.models.latent_class`).
     gibbs : bool
         ``True``: true classes and class prior by the exact Gibbs step, ``ability`` and
         ``log_inverse_difficulty`` by the exact slice scan given the classes (no NUTS);
@@ -225,20 +225,20 @@ def _draw_log_inverse_difficulty(rng, prior, size):
 PARAMETERS = class_layer.DifficultyParameters(
     "glad", "ability", "log_inverse_difficulty", "log_inverse_difficulty_prior",
     _draw_log_inverse_difficulty)
-"""GLAD's parameters as :mod:`plausible.models.difficulty` reads them from a trace."""
+"""GLAD's parameters as :mod:`plausible.models.latent_class` reads them from a trace."""
 
 
 def log_likelihood(trace, labels: Labels) -> xr.DataArray:
     """Per-item log-likelihood ``logsumexp_c(log pi_c + gamma L[i, c])``, ``(chain, draw,
     item)``, at every draw's ``pi``, ``alpha`` and ``log beta`` (the class summed out,
-    ``gamma`` the trace's reliability; :func:`plausible.models.difficulty.marginal_log_likelihood`).
+    ``gamma`` the trace's reliability; :func:`plausible.models.latent_class.marginal_log_likelihood`).
     :func:`build` declares it: :func:`plausible.sample` writes it as ``log_likelihood/labels``."""
     return class_layer.marginal_log_likelihood(trace, labels, PARAMETERS)
 
 
 def label_probabilities(trace, chain, draw, item, annotator) -> np.ndarray:
     """``P(x = y | z = c)`` of a new label by annotator ``annotator[p]`` on item ``item[p]``,
-    ``(sample, pair, class, label_class)`` (:func:`plausible.models.difficulty.label_probabilities`)."""
+    ``(sample, pair, class, label_class)`` (:func:`plausible.models.latent_class.label_probabilities`)."""
     return class_layer.label_probabilities(trace, PARAMETERS, chain, draw, item, annotator)
 
 
@@ -248,7 +248,7 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
     from ``draws`` thinned posterior draws: ``classes="new"``, new items (``log beta_i`` from
     its prior, ``z_i ~ Categorical(pi)``); ``classes="posterior"``, the same items (the
     draw's ``log beta_i``, ``z_i`` from its class posterior). See
-    :func:`plausible.models.difficulty.replicate_labels`; feed the result to
+    :func:`plausible.models.latent_class.replicate_labels`; feed the result to
     :func:`plausible.diagnostics.annotation_predictive.annotation_predictive_check`."""
     return class_layer.replicate_labels(trace, labels, PARAMETERS, draws=draws, seed=seed,
                                         classes=classes)

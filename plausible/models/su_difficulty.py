@@ -8,7 +8,7 @@ For ``C`` classes, item difficulty ``delta_i`` and labeler fallibility ``phi_j``
     P(x_k = z_{i_k}) = 1 - epsilon_k;   each wrong class: epsilon_k / (C - 1)
 
 ``delta = phi = 0`` is a perfect label, ``delta = 1`` or ``phi = 1`` a uniform one. In the
-class layer's notation (:mod:`plausible.models.difficulty`) ``r_k = 1 - epsilon_k``.
+class layer's notation (:mod:`plausible.models.latent_class`) ``r_k = 1 - epsilon_k``.
 Default priors: ``delta ~ Beta(1, 5)`` (most items easy, Su's main setting),
 ``phi ~ Beta(1, 2)`` (labelers more often reliable than not).
 
@@ -45,10 +45,10 @@ import xarray as xr
 from plausible.data.labels import Labels
 from plausible.data.validation import positive
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
-from plausible.inference.difficulty_gibbs import class_posterior
+from plausible.inference.latent_class_gibbs import class_posterior
 from plausible.inference.difficulty_slice import DifficultySlice
-from plausible.models import difficulty as class_layer
-from plausible.models.difficulty import add_class_layer, check_labels, coords, label_indices
+from plausible.models import latent_class as class_layer
+from plausible.models.latent_class import add_class_layer, check_labels, coords, label_indices
 from plausible.maths.fallibility import label_log_likelihood
 
 
@@ -70,7 +70,7 @@ def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
         Long labels with ``C >= 2`` classes; missing and replicated annotations allowed.
     reliability : float
         ``gamma > 0``, the power of the labels' likelihood given the classes
-        (:mod:`plausible.models.difficulty`).
+        (:mod:`plausible.models.latent_class`).
     gibbs : bool
         ``True``: true classes and class prior by the exact Gibbs step, ``difficulty`` and
         ``fallibility`` by the exact slice scan given the classes (no NUTS); ``False``:
@@ -118,20 +118,20 @@ def _draw_difficulty(rng, prior, size):
 
 PARAMETERS = class_layer.DifficultyParameters("su", "fallibility", "difficulty", "difficulty_prior",
                                              _draw_difficulty)
-"""Su's parameters as :mod:`plausible.models.difficulty` reads them from a trace."""
+"""Su's parameters as :mod:`plausible.models.latent_class` reads them from a trace."""
 
 
 def log_likelihood(trace, labels: Labels) -> xr.DataArray:
     """Per-item log-likelihood ``logsumexp_c(log pi_c + gamma L[i, c])``, ``(chain, draw,
     item)``, at every draw's ``pi``, ``phi`` and ``delta`` (the class summed out, ``gamma``
-    the trace's reliability; :func:`plausible.models.difficulty.marginal_log_likelihood`).
+    the trace's reliability; :func:`plausible.models.latent_class.marginal_log_likelihood`).
     :func:`build` declares it: :func:`plausible.sample` writes it as ``log_likelihood/labels``."""
     return class_layer.marginal_log_likelihood(trace, labels, PARAMETERS)
 
 
 def label_probabilities(trace, chain, draw, item, annotator) -> np.ndarray:
     """``P(x = y | z = c)`` of a new label by annotator ``annotator[p]`` on item ``item[p]``,
-    ``(sample, pair, class, label_class)`` (:func:`plausible.models.difficulty.label_probabilities`)."""
+    ``(sample, pair, class, label_class)`` (:func:`plausible.models.latent_class.label_probabilities`)."""
     return class_layer.label_probabilities(trace, PARAMETERS, chain, draw, item, annotator)
 
 
@@ -141,7 +141,7 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
     from ``draws`` thinned posterior draws: ``classes="new"``, new items (``delta_i`` from its
     prior, ``z_i ~ Categorical(pi)``); ``classes="posterior"``, the same items (the draw's
     ``delta_i``, ``z_i`` from its class posterior). See
-    :func:`plausible.models.difficulty.replicate_labels`; feed the result to
+    :func:`plausible.models.latent_class.replicate_labels`; feed the result to
     :func:`plausible.diagnostics.annotation_predictive.annotation_predictive_check`."""
     return class_layer.replicate_labels(trace, labels, PARAMETERS, draws=draws, seed=seed,
                                         classes=classes)

@@ -1,104 +1,25 @@
-"""Testing a classifier against noisy labels (spec 03, Su 2024).
+"""Deprecated: :mod:`plausible.evaluation` under its old name.
 
-The truth behind the labels is uncertain, so the classifier's accuracy, precision, recall,
-false-alarm rate and F-score are posterior quantities too. The public face:
-
-* label likelihoods and posteriors: :func:`label_likelihood`, :func:`label_log_likelihood`
-  (Su's known-parameter model), :func:`label_posterior`, :func:`error_rate`;
-* binary metrics: :func:`algorithm_ratios` (Algorithm 1), :func:`algorithm_sampling`
-  (Algorithm 2), :func:`algorithm_labels` (Algorithm 3), :func:`full_bayes`, their analytic
-  posteriors (:func:`uv_moments`, :func:`posterior_summary`, :func:`accuracy_posterior`,
-  :func:`precision_posterior`, :func:`ratio_posterior`, :func:`operating_point_density`,
-  :func:`precision_recall_density`), :func:`sampled_metrics` and :func:`empirical_metrics`;
-* multi-class: :func:`algorithm_multiclass` (Algorithm 4) and the joint Gibbs sampler of the
-  classes and the confusion matrix, :func:`confusion_gibbs`;
-* credible regions on a grid or from samples: :func:`mmse`, :func:`map_estimate`,
-  :func:`hdr_mask`, :func:`hdr_interval`, :func:`hdr_samples`;
-* baselines and information: :func:`labeler_summary`, :func:`mutual_information`,
-  :func:`symmetric_mutual_information`, :func:`equivalent_error`, :func:`labelers_to_match`;
-* the Bayesian testing model (the classifier's prediction observed):
-  :func:`build_model`, :func:`metrics_from_trace`;
-* training on noisy labels: the :mod:`noisy_logistic` functions (``fit_ml``, ``fit_mmse``,
-  ``fit_argmax``, ``fit_replicated``, ``fit_per_labeler``, ``predict_proba``);
-* the seeded studies of the acceptance criteria: :func:`binary_seed_study`,
-  :func:`binary_mae`, :func:`multiclass_coverage_study`, :func:`coverage_rate`.
-
-Su's simulated setting is :func:`plausible.data.simulate_su`.
+``plausible.testing`` read as test helpers (the convention of ``numpy.testing`` and
+``xarray.testing``), so testing a classifier against noisy labels moved to
+:mod:`plausible.evaluation`. This alias re-exports it, submodules included
+(``plausible.testing.binary`` is ``plausible.evaluation.binary``), warns once imported, and is
+removed in the next release.
 """
 
-from plausible.maths.fallibility import error_rate, label_likelihood, label_log_likelihood
-from plausible.testing import noisy_logistic
-from plausible.testing.binary import (
-    METRICS,
-    accuracy_posterior,
-    algorithm_labels,
-    algorithm_ratios,
-    algorithm_sampling,
-    empirical_metrics,
-    full_bayes,
-    label_posterior,
-    operating_point_density,
-    posterior_summary,
-    precision_posterior,
-    precision_recall_density,
-    ratio_posterior,
-    sampled_metrics,
-    uv_moments,
-)
-from plausible.testing.confusion_gibbs import ConfusionGibbsResult, confusion_gibbs
-from plausible.testing.credible_regions import hdr_interval, hdr_mask, hdr_samples, map_estimate, mmse
-from plausible.testing.labeler_baselines import labeler_summary
-from plausible.testing.model import build_model, metrics_from_trace
-from plausible.testing.multiclass import MulticlassResult, algorithm_multiclass, sampled_confusion_counts
-from plausible.testing.mutual_information import (
-    binary_entropy,
-    equivalent_error,
-    labelers_to_match,
-    mutual_information,
-    symmetric_mutual_information,
-)
-from plausible.testing.studies import binary_mae, binary_seed_study, coverage_rate, multiclass_coverage_study
+import importlib
+import sys
+import warnings
 
-__all__ = [
-    "METRICS",
-    "ConfusionGibbsResult",
-    "MulticlassResult",
-    "accuracy_posterior",
-    "algorithm_labels",
-    "algorithm_multiclass",
-    "algorithm_ratios",
-    "algorithm_sampling",
-    "binary_entropy",
-    "binary_mae",
-    "binary_seed_study",
-    "build_model",
-    "confusion_gibbs",
-    "coverage_rate",
-    "empirical_metrics",
-    "equivalent_error",
-    "error_rate",
-    "full_bayes",
-    "hdr_interval",
-    "hdr_mask",
-    "hdr_samples",
-    "label_likelihood",
-    "label_log_likelihood",
-    "label_posterior",
-    "labeler_summary",
-    "labelers_to_match",
-    "map_estimate",
-    "metrics_from_trace",
-    "mmse",
-    "multiclass_coverage_study",
-    "mutual_information",
-    "noisy_logistic",
-    "operating_point_density",
-    "posterior_summary",
-    "precision_posterior",
-    "precision_recall_density",
-    "ratio_posterior",
-    "sampled_confusion_counts",
-    "sampled_metrics",
-    "symmetric_mutual_information",
-    "uv_moments",
-]
+from plausible import evaluation
+from plausible.evaluation import *  # noqa: F403
+from plausible.evaluation import __all__  # noqa: F401
+
+warnings.warn("plausible.testing is now plausible.evaluation; the old name will be removed in "
+              "the next release", DeprecationWarning, stacklevel=2)
+
+SUBMODULES = ("binary", "confusion_gibbs", "credible_regions", "labeler_baselines", "model",
+              "multiclass", "mutual_information", "noisy_logistic", "ratio_normal", "studies")
+for _name in SUBMODULES:
+    globals()[_name] = sys.modules[f"{__name__}.{_name}"] = importlib.import_module(
+        f"{evaluation.__name__}.{_name}")

@@ -12,8 +12,8 @@ from scipy import stats
 from scipy.special import gammaln
 
 from plausible.data.su_simulation import simulate_su
-from plausible.testing.confusion_gibbs import confusion_gibbs
-from plausible.testing.multiclass import (
+from plausible.evaluation.confusion_gibbs import confusion_gibbs
+from plausible.evaluation.multiclass import (
     algorithm_multiclass, count_moments, project_rows, sample_classes,
     sample_confusion_counts, sampled_confusion_counts,
 )

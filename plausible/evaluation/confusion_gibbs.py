@@ -1,7 +1,7 @@
 """Joint Gibbs sampler of the classes and the confusion matrix for multi-class testing with
 noisy labels (spec 03 §3).
 
-Algorithm 4 (:mod:`plausible.testing.multiclass`) conditions on its estimate of ``K`` and its
+Algorithm 4 (:mod:`plausible.evaluation.multiclass`) conditions on its estimate of ``K`` and its
 intervals leave that estimate's uncertainty out. :func:`confusion_gibbs` samples the joint
 posterior of the classes and ``K`` instead (rows ``K[l] ~ Dirichlet(a)`` a priori), by exact
 Gibbs:
@@ -25,7 +25,7 @@ from plausible.diagnostics.estimators import ess_bulk, rhat
 from plausible.inference.driver import run_kernel
 from plausible.inference.kernel import Variable
 from plausible.maths.logspace import log_dirichlet_draws
-from plausible.testing.binary import check_likelihood, check_prediction, label_posterior
+from plausible.evaluation.binary import check_likelihood, check_prediction, label_posterior
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class ConfusionKernel:
     the labels only, ``yhat (item,)`` the predictions, ``a (class,)`` the rows' prior. State:
     ``log K (l, n)``, the sum over kept sweeps of ``p(y_i | K, yhat_i, z_i)`` and buffers."""
 
-    name = "plausible.testing.confusion_gibbs"
+    name = "plausible.evaluation.confusion_gibbs"
     default_tune = 200
     default_thin = 1
 

@@ -5,13 +5,13 @@
   fallibility ``~ U(0, 0.4)``), one simulated data set per seed; every method estimates the
   five metrics from the noisy labels (known difficulty and fallibility, unknown OP) and is
   scored against the *ideal* metrics, those of the true labels
-  (:func:`plausible.testing.binary.empirical_metrics`). :func:`binary_mae` gives the mean
+  (:func:`plausible.evaluation.binary.empirical_metrics`). :func:`binary_mae` gives the mean
   absolute error ``MAE = (1/S) sum_s |estimate_s - ideal_s|`` over the ``S`` seeds.
 * :func:`multiclass_coverage_study`: ``C = 4``, ``N = 2000``; the 95 % interval of each cell
   ``C[n, l] = #{yhat = n, y = l}`` of the count confusion matrix against the true count, from
   Algorithm 4 (plug-in estimate of the confusion matrix), from the exact posteriors under the
   true confusion matrix (oracle) or from the joint Gibbs posterior of the classes and the
-  confusion matrix (:func:`~plausible.testing.confusion_gibbs.confusion_gibbs`). The spec
+  confusion matrix (:func:`~plausible.evaluation.confusion_gibbs.confusion_gibbs`). The spec
   gives no confusion matrix for this case; :data:`MULTICLASS_CONFUSION` is the one of
   ``notebooks/testing_noisy_labels.ipynb``. :func:`coverage_rate` pools the ``S x C^2`` cells.
 """
@@ -26,7 +26,7 @@ from scipy import stats
 
 from plausible.data.su_simulation import simulate_su
 from plausible.maths.fallibility import label_likelihood
-from plausible.testing.binary import (
+from plausible.evaluation.binary import (
     METRICS,
     algorithm_labels,
     algorithm_ratios,
@@ -35,9 +35,9 @@ from plausible.testing.binary import (
     full_bayes,
     label_posterior,
 )
-from plausible.testing.confusion_gibbs import confusion_gibbs
-from plausible.testing.labeler_baselines import labeler_summary
-from plausible.testing.multiclass import algorithm_multiclass, count_moments, sampled_confusion_counts
+from plausible.evaluation.confusion_gibbs import confusion_gibbs
+from plausible.evaluation.labeler_baselines import labeler_summary
+from plausible.evaluation.multiclass import algorithm_multiclass, count_moments, sampled_confusion_counts
 
 MULTICLASS_METHODS = ("alg4", "oracle", "gibbs")
 BINARY_METHODS = ("alg1_ratios", "alg2_sampling", "alg3_labels", "mmse_labels_only",
@@ -103,7 +103,7 @@ def binary_seed_study(seeds: Iterable[int], *, methods: Iterable[str] = BINARY_M
 
 def binary_mae(study: pd.DataFrame) -> pd.DataFrame:
     """Mean absolute error over seeds, ``(method, metric)`` table in the study's method order
-    and :data:`~plausible.testing.binary.METRICS` order."""
+    and :data:`~plausible.evaluation.binary.METRICS` order."""
     mae = study.assign(abs_error=study["error"].abs()).pivot_table(
         index="method", columns="metric", values="abs_error", aggfunc="mean")
     return mae.loc[study["method"].unique(), list(METRICS)]
@@ -126,7 +126,7 @@ def multiclass_coverage_study(seeds: Iterable[int], *, method: str = "alg4", n_i
     * ``"oracle"``: the same intervals from the label posterior under the true ``confusion``:
       exact posteriors of the simulation, so nominal coverage there isolates the error of
       Algorithm 4's plug-in estimate;
-    * ``"gibbs"``: :func:`~plausible.testing.confusion_gibbs.confusion_gibbs` (uniform
+    * ``"gibbs"``: :func:`~plausible.evaluation.confusion_gibbs.confusion_gibbs` (uniform
       Dirichlet rows, 4 chains of ``draws`` kept draws, seeded by ``seed``); central
       quantile intervals of the count draws, which carry the uncertainty of the matrix.
     """

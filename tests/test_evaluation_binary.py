@@ -6,9 +6,9 @@ import pytest
 from scipy import integrate
 
 from plausible.data.su_simulation import simulate_su
-from plausible.testing import binary as T
-from plausible.testing.credible_regions import hdr_mask, mmse
-from plausible.testing.ratio_normal import RatioNormal
+from plausible.evaluation import binary as T
+from plausible.evaluation.credible_regions import hdr_mask, mmse
+from plausible.evaluation.ratio_normal import RatioNormal
 from plausible.maths.fallibility import label_likelihood
 
 M = 20000
@@ -173,3 +173,18 @@ def test_posteriors_from_a_trace():
     prior = np.array([0.7, 0.3])
     L = T.likelihood_from_posterior(P, prior)
     np.testing.assert_allclose(T.label_posterior(L, prior), P)
+
+
+def test_the_old_name_plausible_testing_warns_and_is_plausible_evaluation():
+    import importlib
+    import sys
+
+    for name in [m for m in sys.modules if m == "plausible.testing" or m.startswith("plausible.testing.")]:
+        del sys.modules[name]
+    with pytest.warns(DeprecationWarning, match="plausible.evaluation"):
+        old = importlib.import_module("plausible.testing")
+    import plausible.evaluation as evaluation
+    from plausible.testing.binary import algorithm_ratios
+
+    assert old.algorithm_ratios is evaluation.algorithm_ratios
+    assert algorithm_ratios is evaluation.binary.algorithm_ratios

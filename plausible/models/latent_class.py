@@ -1,4 +1,7 @@
-"""Class layer shared by the item-difficulty models (spec 02 §2): GLAD and Su's model.
+"""The latent-class layer of the label models: the true class of every item, its prior and the
+Rao-Blackwellised plausibility, shared by GLAD, Su's model, one-coin and MACE (the
+Dawid–Skene family builds its own confusion layer on the same majority-vote start and checks,
+:func:`check_labels`, :func:`coords`, :func:`majority_vote`).
 
 Both models say annotation ``k`` (label ``x_k`` of item ``i_k`` by annotator ``j_k``) is
 correct with probability ``r_k`` and otherwise uniform over the ``C - 1`` wrong classes::
@@ -19,7 +22,7 @@ continuous parameters and ``pi``:
   data, likelihood ``sum_k [x_k = z_{i_k}] log r_k + [x_k != z_{i_k}] log((1 - r_k)/(C-1))``;
   the model builder declares the step,
   :class:`~plausible.inference.difficulty_slice.DifficultySlice`, an exact slice scan: no
-  NUTS), then :class:`~plausible.inference.difficulty_gibbs.ClassGibbs` draws ``z`` and
+  NUTS), then :class:`~plausible.inference.latent_class_gibbs.ClassGibbs` draws ``z`` and
   ``pi`` from their exact conditionals (``z`` given the new continuous parameters and
   ``pi``, so its previous value is never read).
 * ``gibbs=False``: ``z`` summed out, ``sum_i logsumexp_c(log pi_c + L[i, c])`` with
@@ -57,7 +60,7 @@ from scipy.special import softmax
 from plausible.data.labels import Labels
 from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.inference.declarations import declare_gibbs
-from plausible.inference.difficulty_gibbs import ClassGibbs
+from plausible.inference.latent_class_gibbs import ClassGibbs
 from plausible.inference.difficulty_slice import GLAD, LINKS, LabelGroups
 from plausible.maths.logspace import tempered_logsumexp
 from plausible.metrics.chunks import iter_sample_blocks

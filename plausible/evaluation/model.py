@@ -24,7 +24,7 @@ import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
 
-from plausible.testing.binary import check_likelihood, check_prediction, metrics_from_uv
+from plausible.evaluation.binary import check_likelihood, check_prediction, metrics_from_uv
 
 
 def build_model(log_likelihood, prediction, *, operating_point_prior=(1.0, 1.0),

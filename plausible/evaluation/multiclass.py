@@ -2,7 +2,7 @@
 
 Confusion matrix ``K[l, n] = P(yhat = n | y = l)``; label posterior
 ``p(y | yhat_i, z_i) ∝ K[y, yhat_i] l_i(y) pi(y)``
-(:func:`plausible.testing.binary.label_posterior`). Algorithm 4: start ``K = 1/C``; repeat:
+(:func:`plausible.evaluation.binary.label_posterior`). Algorithm 4: start ``K = 1/C``; repeat:
 draw ``M = 2500 C`` label vectors from the label posteriors, average their empirical
 conditional confusion matrices, project each row onto ``{x : alpha <= x <= 1 - alpha,
 sum x = 1}``, until the max change < ``tol``.
@@ -16,7 +16,7 @@ Checked against sampled label vectors in ``tests/test_testing_multiclass.py``.
 
 Algorithm 4's intervals condition on its estimate of ``K`` and leave that estimate's
 uncertainty out (they under-cover, ``tests/test_testing_study.py``);
-:func:`plausible.testing.confusion_gibbs.confusion_gibbs` samples the joint posterior of the
+:func:`plausible.evaluation.confusion_gibbs.confusion_gibbs` samples the joint posterior of the
 classes and ``K`` instead.
 """
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from plausible.testing.binary import check_likelihood, check_prediction, label_posterior
+from plausible.evaluation.binary import check_likelihood, check_prediction, label_posterior
 
 
 def project_rows(K, alpha: float) -> np.ndarray:

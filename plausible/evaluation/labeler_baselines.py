@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from plausible.data.labels import Labels
-from plausible.testing.binary import METRICS, check_prediction, metrics_from_uv
+from plausible.evaluation.binary import METRICS, check_prediction, metrics_from_uv
 
 
 def per_labeler_metrics(labels: Labels, prediction, beta: float = 1.0) -> dict:

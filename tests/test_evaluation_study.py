@@ -1,4 +1,4 @@
-"""Seeded studies of spec 03's acceptance criteria (:mod:`plausible.testing.studies`).
+"""Seeded studies of spec 03's acceptance criteria (:mod:`plausible.evaluation.studies`).
 
 Binary: on the main example over 20 seeds, Algorithm 1's mean absolute error on p_D (recall)
 against the metrics of the true labels is below Algorithm 3's and the per-labeler mean's.
@@ -12,7 +12,7 @@ measured one is 1.06 under exact (oracle) posteriors over 200 seeds and 1.2 for 
 and ``deff = 1.5`` is taken to be safe: tolerance 0.045, i.e. a 3-sigma band [0.905, 0.995].
 The oracle test (posteriors under the true confusion matrix) checks the band itself. The joint
 Gibbs posterior of the classes and the confusion matrix
-(:func:`plausible.testing.confusion_gibbs.confusion_gibbs`, uniform Dirichlet rows) meets
+(:func:`plausible.evaluation.confusion_gibbs.confusion_gibbs`, uniform Dirichlet rows) meets
 it: that is the route to the acceptance criterion (0.956 of 320 cells; 0.961 of 3200 cells over
 200 seeds, where ``mean -+ 1.96 sd`` of the same draws covers 0.949: the integer quantile
 intervals hold at least 95 % of the draws and lean slightly conservative). Algorithm 4, the
@@ -23,8 +23,8 @@ condition on the estimated confusion matrix and leave out that estimate's uncert
 import numpy as np
 import pytest
 
-from plausible.testing.binary import METRICS
-from plausible.testing.studies import (
+from plausible.evaluation.binary import METRICS
+from plausible.evaluation.studies import (
     binary_mae,
     binary_seed_study,
     coverage_rate,

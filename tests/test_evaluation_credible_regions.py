@@ -1,15 +1,15 @@
-"""MMSE, MAP and HDR on grids (plausible.testing.credible_regions) and the per-labeler baselines."""
+"""MMSE, MAP and HDR on grids (plausible.evaluation.credible_regions) and the per-labeler baselines."""
 
 import numpy as np
 import pytest
 from scipy import stats
 
 from plausible.data.su_simulation import simulate_su
-from plausible.testing.credible_regions import (
+from plausible.evaluation.credible_regions import (
     hdr_interval, hdr_mask, hdr_samples, histogram_density, map_estimate, mmse,
 )
-from plausible.testing.labeler_baselines import labeler_summary, vardi_zhang_median
-from plausible.testing.binary import empirical_metrics
+from plausible.evaluation.labeler_baselines import labeler_summary, vardi_zhang_median
+from plausible.evaluation.binary import empirical_metrics
 
 
 def test_normal_1d_and_2d():

@@ -12,12 +12,12 @@ prior ``pi`` ``(class,)`` and the predictions ``yhat`` ``(item,)``.
   are independent, ``mu_U = (1/N) sum_{yhat=1} p_i``, ``s_U^2 = (1/N^2) sum_{yhat=1} p_i (1 - p_i)``
   (likewise V) [R], approximately normal when each prediction group has >= 30 items.
   accuracy = ``U - V - n1 + 1`` and precision = ``U / n1`` are normal; ``p_D``, ``p_FA`` and
-  ``F_beta`` are ratios of correlated normals (:mod:`plausible.testing.ratio_normal`).
+  ``F_beta`` are ratios of correlated normals (:mod:`plausible.evaluation.ratio_normal`).
 * Joint densities of (precision, recall) and (p_D, p_FA) by change of variables from
   ``N(u) N(v)`` [R]; sampled posteriors from ``M`` label vectors.
 * Algorithms 1 (ratios), 2 (sampling), 3 (label estimation) for the unknown operating point;
   the prior-averaged "Full Bayes" of the paper (per-labeler baselines:
-  :mod:`plausible.testing.labeler_baselines`).
+  :mod:`plausible.evaluation.labeler_baselines`).
 
 Every analytic posterior is checked against sampled label vectors in
 ``tests/test_testing_binary.py``.
@@ -32,7 +32,7 @@ import numpy as np
 from scipy import stats
 from scipy.special import logsumexp
 
-from plausible.testing.ratio_normal import RatioNormal
+from plausible.evaluation.ratio_normal import RatioNormal
 
 MIN_GROUP = 30
 METRICS = ("accuracy", "precision", "recall", "p_fa", "f_beta")
@@ -325,7 +325,7 @@ def algorithm_ratios(likelihood, prior, prediction, *, beta=1.0, log=False, tol=
     """Algorithm 1: ``(p_D, p_FA) <- E[P_D], E[P_FA]`` under the ratio posteriors, clipped to
     ``[alpha, 1 - alpha]``, until the change is below ``tol``. ``j_max = 0``: labels-only.
     Means by integration on [0, 1]; ``approximate=True`` takes Marsaglia's approximate mean
-    when ``b > 4`` as in the paper (biased, see :mod:`plausible.testing.ratio_normal`)."""
+    when ``b > 4`` as in the paper (biased, see :mod:`plausible.evaluation.ratio_normal`)."""
     def update(p1, yhat):
         m = uv_moments(p1, yhat)
         return np.array([ratio_posterior(m, k).moments(approximate=approximate)[0]

@@ -14,7 +14,7 @@ phi_j)``), and each of the ``C - 1`` wrong classes has probability ``(1 - r_k) /
 With ``L[i, c] = sum_{k: i_k = i} log p(x_k | z_i = c)``, the class posterior
 ``P(z_i = c | pi, r, x) = softmax_c(log pi_c + L[i, c])`` is a pytensor expression ``(item,
 class)`` of the model's other variables (the model builder's:
-:func:`plausible.models.difficulty.add_class_layer`), compiled once into a function of the
+:func:`plausible.models.latent_class.add_class_layer`), compiled once into a function of the
 point and read at its current value every step. One call of :meth:`ClassGibbs.step` draws
 
 1. ``z_i | pi, r, x ~ Categorical(P(z_i = . | pi, r, x))`` independently over items

@@ -6,9 +6,9 @@ import pytest
 
 from plausible.data.su_simulation import simulate_su
 from plausible.inference.sampling import sample
-from plausible.testing import binary as T
+from plausible.evaluation import binary as T
 from plausible.maths.fallibility import label_log_likelihood
-from plausible.testing.model import build_model, metrics_from_trace
+from plausible.evaluation.model import build_model, metrics_from_trace
 
 
 @pytest.mark.slow
