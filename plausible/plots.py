@@ -6,9 +6,9 @@ when None) and returns them, so figures can be combined and restyled.
   :func:`annotation_checks`;
 * convergence: :func:`rank` (ArviZ's rank plot of the least converged variables);
 * aggregation results: :func:`certainty` (the items' top-1 certainty);
-* calibration under disagreement (spec 04): :func:`dpe_reliability_diagram`,
+* calibration under disagreement (Mimori et al. 2021): :func:`dpe_reliability_diagram`,
   :func:`calibration_dispersion_map`;
-* testing with noisy labels (spec 03): :func:`labelers_tradeoff`.
+* testing with noisy labels (Su 2024): :func:`labelers_tradeoff`.
 """
 
 from __future__ import annotations

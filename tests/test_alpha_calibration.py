@@ -1,4 +1,4 @@
-"""alpha-calibration as a PyMC model (spec 04 §5): the prior is the paper's penalty, the
+"""alpha-calibration as a PyMC model (Mimori et al. 2021): the prior is the paper's penalty, the
 order-1 metrics do not move, MAP agrees with NUTS, it stacks after temperature scaling."""
 
 import numpy as np

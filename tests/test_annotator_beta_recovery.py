@@ -1,4 +1,4 @@
-"""Recovery of simulated parameters (spec 02 §1: the dentistry-like design and the larger
+"""Recovery of simulated parameters (Carpenter 2008: the dentistry-like design and the larger
 30-annotator design) from dispersed chain starts, and model criticism by LOO."""
 
 import arviz as az

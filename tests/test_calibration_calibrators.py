@@ -1,4 +1,4 @@
-"""Temperature, vector and matrix scaling fitted on label histograms (spec 04 §5)."""
+"""Temperature, vector and matrix scaling fitted on label histograms (Mimori et al. 2021)."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Order-1 calibration metrics (spec 04 §2): formulas against brute force, the debiasing
+"""Order-1 calibration metrics (Mimori et al. 2021): formulas against brute force, the debiasing
 simulation, tables, the CE sign rule, exclusions and culprit-naming errors."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Order-r metrics (spec 04 §3) and predictive distributions over CPEs (§4), checked against
+"""Order-r metrics (Mimori et al. 2021) and predictive distributions over CPEs (§4), checked against
 brute-force enumeration and simulation."""
 
 from itertools import combinations

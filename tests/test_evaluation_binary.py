@@ -1,4 +1,4 @@
-"""Binary testing with noisy labels (spec 03 §2-3): every analytic posterior against brute-force
+"""Binary testing with noisy labels (Su 2024): every analytic posterior against brute-force
 sampling of label vectors from the per-item posteriors (means and 95 % intervals)."""
 
 import numpy as np

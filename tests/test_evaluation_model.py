@@ -1,4 +1,4 @@
-"""Bayesian testing model in PyMC (spec 03 §3, beyond the paper): NUTS posterior vs
+"""Bayesian testing model in PyMC (Su 2024, beyond the paper): NUTS posterior vs
 Algorithm 1 and the truth."""
 
 import numpy as np

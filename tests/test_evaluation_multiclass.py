@@ -1,4 +1,4 @@
-"""Algorithm 4 (multi-class testing, spec 03 §3): count moments vs sampled label vectors,
+"""Algorithm 4 (multi-class testing, Su 2024): count moments vs sampled label vectors,
 projection, recovery of the confusion matrix. The joint Gibbs sampler of the classes and the
 confusion matrix (:func:`confusion_gibbs`): against the exact posterior of tiny cases,
 enumerated over every label vector with ``K`` integrated out, and on the ``N = 1000`` setting.

@@ -1,9 +1,9 @@
-"""Seeded studies of spec 03's acceptance criteria (:mod:`plausible.evaluation.studies`).
+"""Seeded studies of the acceptance criteria of testing with noisy labels (Su 2024) (:mod:`plausible.evaluation.studies`).
 
 Binary: on the main example over 20 seeds, Algorithm 1's mean absolute error on p_D (recall)
 against the metrics of the true labels is below Algorithm 3's and the per-labeler mean's.
 
-Multi-class (C = 4, N = 2000, the notebook's confusion matrix; the spec gives none): pooled
+Multi-class (C = 4, N = 2000, the notebook's confusion matrix; Su 2024 gives none): pooled
 coverage of the 95 % count intervals over 20 seeds x 16 cells = 320 cells. Tolerance:
 ``3 sqrt(0.95 x 0.05 x deff / 320)`` around 0.95. Cells of one seed are not independent
 (each row of the count matrix sums to its group size, and all cells share the estimated
@@ -76,7 +76,7 @@ def test_oracle_count_intervals_have_nominal_coverage():
 
 
 def test_gibbs_count_intervals_have_nominal_coverage():
-    """Spec 03's multi-class acceptance criterion: the central 95 % intervals of the joint
+    """The multi-class acceptance criterion of testing with noisy labels (Su 2024): the central 95 % intervals of the joint
     Gibbs posterior (classes and confusion matrix) cover the true counts at the nominal rate."""
     study = multiclass_coverage_study(SEEDS, method="gibbs")
     rate = coverage_rate(study)

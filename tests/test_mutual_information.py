@@ -1,4 +1,4 @@
-"""Mutual information between noisy labels and truth (spec 03 §5): closed form vs enumeration."""
+"""Mutual information between noisy labels and truth (Su 2024): closed form vs enumeration."""
 
 import numpy as np
 import pytest

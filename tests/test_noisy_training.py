@@ -1,4 +1,4 @@
-"""Training logistic regression on noisy labels (spec 03 §4): gradients vs finite differences,
+"""Training logistic regression on noisy labels (Su 2024): gradients vs finite differences,
 and the ML/MMSE fits against the comparators on breast-cancer data with simulated labelers."""
 
 import numpy as np

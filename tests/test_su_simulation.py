@@ -1,4 +1,4 @@
-"""Su simulator (spec 02 §2.2) and the known-parameter likelihood of plausible.maths.fallibility."""
+"""Su simulator (Su 2024) and the known-parameter likelihood of plausible.maths.fallibility."""
 
 import numpy as np
 import pytest

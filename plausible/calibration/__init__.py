@@ -1,4 +1,4 @@
-"""Calibration of class probability estimates under annotator disagreement (spec 04,
+"""Calibration of class probability estimates under annotator disagreement (Mimori et al. 2021,
 Mimori et al. 2021).
 
 Items carry several labels, summarised as label histograms; a classifier's class

@@ -1,4 +1,4 @@
-"""alpha-calibration as a PyMC model (Mimori et al. 2021; spec 04 §5).
+"""alpha-calibration as a PyMC model (Mimori et al. 2021).
 
 A classifier's CPE ``q_i`` becomes a Dirichlet predictive ``Dir(alpha0(x_i) q_i)`` whose
 concentration is learned from items with several labels:
@@ -36,7 +36,7 @@ features (e.g. logits whose rows sum to 0) give a proper prior; along such a dir
 ``alpha0`` does not change at all. The sampler works on ``z = L^T theta``
 (``P = L L^T``), ``z ~ Normal(0, I)`` -- non-centred, and whitened by the features.
 
-Fitting: :func:`fit_alpha_map` (``pm.find_MAP``, L-BFGS-B, with the spec's 80 % fit / 20 %
+Fitting: :func:`fit_alpha_map` (``pm.find_MAP``, L-BFGS-B, with Mimori et al.'s 80 % fit / 20 %
 early-stopping split) and :func:`fit_alpha_posterior` (:func:`plausible.sample`, NUTS). Both
 return an :class:`AlphaCalibration`.
 """

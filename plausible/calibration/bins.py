@@ -1,4 +1,4 @@
-"""Equal-width binning and the binned calibration loss, plug-in and debiased (spec 04 §2).
+"""Equal-width binning and the binned calibration loss, plug-in and debiased (Mimori et al. 2021).
 
 Predictions ``p_i`` in ``[0, 1]`` fall into ``B`` equal-width bins
 ``[0, 1/B), [1/B, 2/B), ..., [(B-1)/B, 1]`` (the last bin closed; values are assigned
@@ -12,7 +12,7 @@ for a DPE) and ``N`` items, bin ``b`` holding ``m_b`` items contributes
     debiased  CL_b - c_b
 
 where ``s_b^2`` is the within-bin sample variance (ddof 1) of the targets (``within =
-"labels"``, the spec's and the paper's rule). Viewing the items of a bin as i.i.d. draws
+"labels"``, the paper's rule). Viewing the items of a bin as i.i.d. draws
 given the bin, ``E (tbar_b - pbar_b)^2 = (E[t - p | b])^2 + Var(t - p | b) / m_b``, so
 the exactly unbiased correction uses the sample variance of the residuals ``t_i - p_i``
 (``within = "residuals"``); the two differ by ``Var(p | b) / N`` per bin, at most

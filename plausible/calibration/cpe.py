@@ -1,4 +1,4 @@
-"""Predictive distributions over class probability estimates (spec 04 §4).
+"""Predictive distributions over class probability estimates (Mimori et al. 2021).
 
 A classifier's belief about item ``i``'s label distribution ``pi_i`` is a distribution
 ``p(pi | x_i)``. Three families, one interface:

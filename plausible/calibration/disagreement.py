@@ -1,5 +1,5 @@
 """Order-r metrics: U-statistics of label histograms and the loss and calibration of
-disagreement predictions (Mimori et al. 2021; spec 04 §3).
+disagreement predictions (Mimori et al. 2021).
 
 **U-statistics.** A symmetric kernel ``kappa`` of ``r`` labels depends only on their
 class histogram ``m`` (``sum_k m_k = r``). Its U-statistic over the ``n_i`` labels of

@@ -1,4 +1,4 @@
-"""The fitting protocol of spec 04 §5: fit on 80 % of the items, stop early on the other 20 %.
+"""The fitting protocol of Mimori et al. 2021: fit on 80 % of the items, stop early on the other 20 %.
 
 Full-batch optimisers (L-BFGS) do not have epochs; early stopping here tracks the held-out
 loss at every accepted iterate (and at the start), keeps the best one, and stops the

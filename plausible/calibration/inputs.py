@@ -1,4 +1,4 @@
-"""Inputs of the calibration metrics (spec 04): label histograms, CPEs and DPEs.
+"""Inputs of the calibration metrics (Mimori et al. 2021): label histograms, CPEs and DPEs.
 
 A *label histogram* holds, for item ``i``, the counts ``n_ik`` of the ``n_i = sum_k n_ik``
 labels it received in class ``k`` (labels drawn i.i.d. from ``Cat(mu_i)``); its empirical

@@ -1,5 +1,5 @@
 """Order-1 calibration metrics of class probability estimates against label histograms
-(Mimori et al. 2021; spec 04 §2).
+(Mimori et al. 2021).
 
 Item ``i`` has true class probabilities ``mu_i`` and ``n_i`` labels drawn from
 ``Cat(mu_i)``, histogram ``n_ik``, ``muhat_ik = n_ik / n_i``; a classifier gives a CPE

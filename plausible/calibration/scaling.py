@@ -1,5 +1,5 @@
 """Temperature, vector and matrix scaling of logits, fitted on label histograms
-(Guo et al. 2017; ODIR regulariser of Kull et al. 2019; spec 04 §5).
+(Guo et al. 2017; ODIR regulariser of Kull et al. 2019; Mimori et al. 2021).
 
 A calibrator maps logits ``z_i`` ``(item, class)`` to ``z'_i`` and the CPE to
 ``q'_i = softmax(z'_i)``:
@@ -15,7 +15,7 @@ Fitted by the multinomial negative log-likelihood of the histograms, per label,
 plus, optionally, ``bias_l2 / K * sum_k b_k^2`` and (matrix) ``off_diagonal_l2 / (K (K - 1))
 * sum_{j != k} W_jk^2`` (ODIR). The gradient is analytic: ``dNLL / dz'_ik = (n_i q'_ik -
 n_ik) / sum_i n_i``, chained through the affine map. The optimiser is
-``scipy.optimize.minimize`` (L-BFGS-B) with the spec's protocol: 80 % of the items fit,
+``scipy.optimize.minimize`` (L-BFGS-B) with Mimori et al.'s protocol: 80 % of the items fit,
 20 % stop early on their (unpenalised) NLL (:mod:`plausible.calibration.early_stopping`).
 Parameters start at the identity (``T = 1``, ``w = 1``, ``W = I``, ``b = 0``).
 """

@@ -1,4 +1,4 @@
-"""The debiasing study of Mimori et al. 2021 (spec 04 §6): plug-in against debiased
+"""The debiasing study of Mimori et al. 2021: plug-in against debiased
 epistemic and calibration losses for a perfect predictor.
 
 Binary task, ``mu_i ~ U(0, 1)``, perfect predictor ``q_i = (mu_i, 1 - mu_i)``, ``n``

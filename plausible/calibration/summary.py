@@ -1,4 +1,4 @@
-"""All calibration metrics of one predictor in one row (spec 04 §2-3): order 1 (about the
+"""All calibration metrics of one predictor in one row (Mimori et al. 2021): order 1 (about the
 CPE) and order ``r`` (about disagreement), with how many items each could use."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Simulated classifiers of controlled quality for case studies without public predictions.
 
-The dermatology study (spec 01 §5.3) evaluates four classifiers A–D whose predictions are not
+The dermatology study (Stutz et al. 2023) evaluates four classifiers A–D whose predictions are not
 public. :func:`simulate_classifier` derives a classifier from the annotations themselves: given a
 point aggregate ``(item, class)`` (e.g. IRN) and a quality ``q`` in ``[0, 1]``, per item
 

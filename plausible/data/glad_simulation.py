@@ -1,4 +1,4 @@
-"""Seeded simulator of GLAD labels (Whitehill et al. 2009; spec 02 §2.1).
+"""Seeded simulator of GLAD labels (Whitehill et al. 2009).
 
 Per annotator ``j``: ability ``alpha_j ~ N(ability_mean, ability_sd)``; per item ``i``: log
 inverse difficulty ``log beta_i ~ N(difficulty_mean, difficulty_sd)`` and true class

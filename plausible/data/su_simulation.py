@@ -1,4 +1,4 @@
-"""Seeded simulator of Su's testing setting (spec 02 §2.2, Su 2024 §5.1).
+"""Seeded simulator of Su's testing setting (Su 2024 §5.1).
 
 Per item ``i``: true class ``y_i ~ Cat(pi)``; optionally a classifier prediction
 ``yhat_i`` from row ``y_i`` of a confusion matrix ``K[y, yhat] = P(yhat | y)`` (binary: the

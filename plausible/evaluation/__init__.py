@@ -1,4 +1,4 @@
-"""Testing a classifier against noisy labels (spec 03, Su 2024).
+"""Testing a classifier against noisy labels (Su 2024).
 
 The truth behind the labels is uncertain, so the classifier's accuracy, precision, recall,
 false-alarm rate and F-score are posterior quantities too. The public face:

@@ -1,4 +1,4 @@
-"""Testing a binary classifier against noisy labels (spec 03, Su 2024): estimate the metrics,
+"""Testing a binary classifier against noisy labels (Su 2024): estimate the metrics,
 never the labels.
 
 Inputs everywhere: per-item label likelihoods ``l_i(y) = p(z_i | y)`` ``(item, class)`` from

@@ -1,5 +1,5 @@
 """Joint Gibbs sampler of the classes and the confusion matrix for multi-class testing with
-noisy labels (spec 03 §3).
+noisy labels (Su 2024).
 
 Algorithm 4 (:mod:`plausible.evaluation.multiclass`) conditions on its estimate of ``K`` and its
 intervals leave that estimate's uncertainty out. :func:`confusion_gibbs` samples the joint

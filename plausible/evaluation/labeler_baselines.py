@@ -1,4 +1,4 @@
-"""Per-labeler baselines of spec 03 §3 (ii): each labeler's labels taken as the truth on the items
+"""Per-labeler baselines (Su 2024): each labeler's labels taken as the truth on the items
 it labeled, reported per labeler, as their mean and median, and for joint metrics as the
 Vardi–Zhang multivariate (spatial) median."""
 

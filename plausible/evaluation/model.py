@@ -1,4 +1,4 @@
-"""Bayesian testing model (spec 03 §3 "beyond the paper"): the classifier's prediction as an
+"""Bayesian testing model (beyond Su 2024): the classifier's prediction as an
 observed node next to the annotator likelihoods, so that one posterior covers the operating
 point, the class prior, the labels and every metric.
 

@@ -1,4 +1,4 @@
-"""Multi-class testing with noisy labels (spec 03 §3, Algorithm 4 of Su 2024).
+"""Multi-class testing with noisy labels (Algorithm 4 of Su 2024).
 
 Confusion matrix ``K[l, n] = P(yhat = n | y = l)``; label posterior
 ``p(y | yhat_i, z_i) ∝ K[y, yhat_i] l_i(y) pi(y)``

@@ -1,4 +1,4 @@
-"""Mutual information between noisy labels and the truth (spec 03 §5, Su 2024).
+"""Mutual information between noisy labels and the truth (Su 2024).
 
 ``I(Z; Y) = sum_{z, y} p(z, y) log2 [p(z, y) / (p(z) pi(y))]`` for ``T`` conditionally
 independent labelers with confusion matrices ``A_t[y, z] = P(z_t = z | y)``, each labelling

@@ -1,4 +1,4 @@
-"""Logistic regression trained on noisy labels (spec 03 §4, Su 2024).
+"""Logistic regression trained on noisy labels (Su 2024).
 
 ``g_i = sigmoid(theta^T x_i)``; ``a_i = l_i(1)``, ``b_i = l_i(0)`` the label likelihoods,
 ``w_i = p(1 | z_i)`` the labels-only posterior. With an L2 penalty ``(lam / 2) ||theta||^2``

@@ -1,4 +1,4 @@
-"""Seeded studies of spec 03's acceptance criteria (testing with noisy labels, Su 2024).
+"""Seeded studies of the acceptance criteria of testing with noisy labels (Su 2024).
 
 * :func:`binary_seed_study`: the main binary example (``N = 1000``, ``T = 5``,
   ``pi(1) = 0.2``, operating point ``(p_D, p_FA) = (0.8, 0.3)``, difficulty ``~ Beta(1, 5)``,
@@ -43,7 +43,7 @@ MULTICLASS_METHODS = ("alg4", "oracle", "gibbs")
 BINARY_METHODS = ("alg1_ratios", "alg2_sampling", "alg3_labels", "mmse_labels_only",
                   "labeler_mean", "labeler_median", "full_bayes")
 MULTICLASS_PRIOR = (0.4, 0.3, 0.2, 0.1)
-# Rows P(yhat | y); the notebook's choice (the spec gives none).
+# Rows P(yhat | y); the notebook's choice (Su 2024 gives none).
 MULTICLASS_CONFUSION = np.array([[0.7, 0.1, 0.1, 0.1], [0.1, 0.6, 0.2, 0.1],
                                  [0.05, 0.15, 0.7, 0.1], [0.1, 0.1, 0.1, 0.7]])
 

@@ -1,6 +1,6 @@
 """Exact Gibbs sweep for binary annotator-accuracy models (Carpenter 2008 and its variants).
 
-Model (spec 02 §1), annotation ``k`` is label ``x_k`` in {0, 1} of item ``i_k`` by annotator
+Model (Carpenter 2008), annotation ``k`` is label ``x_k`` in {0, 1} of item ``i_k`` by annotator
 ``j_k``; sensitivity ``a1_j = P(x = 1 | c = 1)``, specificity ``a0_j = P(x = 0 | c = 0)``::
 
     c_i ~ Bernoulli(q),   x_k | c ~ Bernoulli(c_{i_k} a1_{j_k} + (1 - c_{i_k}) (1 - a0_{j_k}))

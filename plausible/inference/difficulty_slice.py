@@ -1,5 +1,5 @@
 """Exact slice scan of the annotator and item parameters of item-difficulty models given
-the true classes (GLAD, Su's model; spec 02 §2).
+the true classes (GLAD, Su's model; Whitehill et al. 2009; Su 2024).
 
 Annotation ``k`` (label ``x_k`` of item ``i_k`` by annotator ``j_k``) is correct with
 probability ``r_k = r(a_{j_k}, b_{i_k})`` and otherwise uniform over the ``C - 1`` wrong

@@ -1,7 +1,7 @@
 """Exact Gibbs step for the true classes and the class prior of item-difficulty models.
 
 The models of :mod:`plausible.models.glad` and :mod:`plausible.models.su_difficulty` share
-one likelihood shape (spec 02 §2, "one coin per annotation, wrong labels uniform"):
+one likelihood shape (Whitehill et al. 2009; Su 2024, "one coin per annotation, wrong labels uniform"):
 annotation ``k`` (label ``x_k`` of item ``i_k`` by annotator ``j_k``) is correct with a
 probability ``r_k`` that depends on the continuous parameters of the item and the
 annotator (GLAD: ``r_k = sigmoid(alpha_j beta_i)``; Su: ``r_k = 1 - epsilon(delta_i,

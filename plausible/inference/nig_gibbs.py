@@ -1,7 +1,7 @@
 """Exact Gibbs step for per-item Normal–Inverse-Gamma parameters ``(mu, sigma2)``.
 
 Given everything else in the model (hyper-parameters, annotator offsets, reliability),
-the full conditional of each item's ``(mu_i, sigma2_i)`` is NIG (spec 01 §3.4;
+the full conditional of each item's ``(mu_i, sigma2_i)`` is NIG (Stutz et al. 2023;
 :mod:`plausible.models.ratings_nig`)::
 
     sigma2_i ~ InvGamma(alpha_n,i, beta_n,i),   mu_i | sigma2_i ~ N(mu_n,i, sigma2_i / kappa_n,i)

@@ -1,4 +1,4 @@
-"""Exact Gibbs sampler for Bayesian Plackett–Luce with ties and unranked classes (spec 01 §3.3).
+"""Exact Gibbs sampler for Bayesian Plackett–Luce with ties and unranked classes (Stutz et al. 2023).
 
 Caron & Doucet data augmentation: reader ``r`` sees class ``k`` arrive at
 ``tau_{r,k} ~ Exp(lambda_k)`` and ranks in order of arrival. Given worths ``lambda`` one sweep

@@ -1,4 +1,4 @@
-"""Known-parameter mode of Su's sample-difficulty / labeler-fallibility model (spec 02 §2.2).
+"""Known-parameter mode of Su's sample-difficulty / labeler-fallibility model (Su 2024).
 
 For ``C`` classes, item difficulty ``delta_i`` and labeler fallibility ``phi_t`` in [0, 1]::
 
@@ -7,7 +7,7 @@ For ``C`` classes, item difficulty ``delta_i`` and labeler fallibility ``phi_t``
 
 Labelers are conditionally independent given ``y``; missing labels are absent from the
 product. These per-item likelihood vectors ``l_i(y) = p(z_i | y)`` are what the testing
-algorithms of spec 03 (:mod:`plausible.evaluation`) consume.
+algorithms of Su 2024 (:mod:`plausible.evaluation`) consume.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Exact Plackett–Luce likelihood of partial rankings with ties (spec 01 §3.3).
+"""Exact Plackett–Luce likelihood of partial rankings with ties (Stutz et al. 2023).
 
 A reader ranks blocks ``b_1 > ... > b_{L-1}`` (classes inside a block tied); every class it
 does not name forms the unranked last block ``b_L``, which contributes the factor 1:

@@ -1,4 +1,4 @@
-"""Metrics computed from posterior plausibility draws (spec 01, section 4).
+"""Metrics computed from posterior plausibility draws (Stutz et al. 2023).
 
 Every metric reads only plausibility draws (dims: sample dims such as ``("chain", "draw")``,
 ``"item"``, ``"class"``): a trace in either storage of :mod:`plausible.metrics.storage`
@@ -11,8 +11,8 @@ every rank-based metric of a sweep). They stream over the draws in bounded block
 >>> acc = pl.metrics.ua_topk_accuracy(trace, scores, k=3)    # doctest: +SKIP
 >>> pl.metrics.summarize(acc)                                 # doctest: +SKIP
 
-Calibration under disagreement (spec 04) is :mod:`plausible.calibration`; testing a
-classifier against noisy labels (spec 03) is :mod:`plausible.evaluation`.
+Calibration under disagreement (Mimori et al. 2021) is :mod:`plausible.calibration`; testing a
+classifier against noisy labels (Su 2024) is :mod:`plausible.evaluation`.
 """
 
 from plausible.metrics.accuracy import ua_average_overlap, ua_overlap, ua_set_accuracy, ua_topk_accuracy

@@ -8,7 +8,7 @@ With draws ``lambda^(m)``, ``m = 1..M`` (``M`` = number of samples over all samp
   point estimate. Dataset level: ``.mean("item")``.
 * group certainty ``GC_i(g) = sum_{y: group(y) = g} Certainty_i(y)`` (fraction of draws
   whose top-1 class falls into group ``g``; ``.max("group")`` is the group certainty of
-  the spec) and the expected group ``E_i = sum_g g GC_i(g)`` (expected risk for ordinal
+  Stutz et al. 2023) and the expected group ``E_i = sum_g g GC_i(g)`` (expected risk for ordinal
   risk groups low=0, medium=1, high=2).
 
 Counting streams over the draws: top-1 classes become codes ``item * K + class`` counted

@@ -14,7 +14,7 @@ def top_classes(plausibility, k: int = 1) -> xr.DataArray:
 
     ``top_classes[..., i, r-1]`` is the class index (position along ``class``, not its
     label) with the ``r``-th largest ``lambda^(m)_i``; ties go to the lowest class index.
-    This is ``Y_top-k(lambda)`` of the spec, in order.
+    This is ``Y_top-k(lambda)`` of Stutz et al. 2023, in order.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Hierarchical Beta annotator model (Carpenter 2008; spec 02 §1) for binary labels.
+"""Hierarchical Beta annotator model (Carpenter 2008) for binary labels.
 
 Annotation ``k`` is label ``x_k`` in {0, 1} (``labels.classes[1]`` is "positive") of item
 ``i_k`` by annotator ``j_k``; missing and replicated annotations are allowed::

@@ -1,4 +1,4 @@
-"""Dirichlet models for top-1 votes (spec 01 §3.1): a fixed concentration (:func:`build`) or
+"""Dirichlet models for top-1 votes (Stutz et al. 2023): a fixed concentration (:func:`build`) or
 one learned from all items (:func:`build_hierarchical`).
 
 ``lambda_i ~ Dirichlet(alpha)`` and the votes ``s_i`` enter with reliability ``gamma``:

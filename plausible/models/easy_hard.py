@@ -1,5 +1,5 @@
 """Easy/hard latent class model for annotators whose errors are correlated through the item
-(Espeland & Handelman 1989's extended latent classes; spec 02's Dawid–Skene with two
+(Espeland & Handelman 1989's extended latent classes; Dawid & Skene 1979's model with two
 subclasses per class).
 
 Dawid–Skene and Carpenter's model assume an annotator's errors are independent given the

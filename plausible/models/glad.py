@@ -1,4 +1,4 @@
-"""GLAD (Whitehill et al. 2009; spec 02 §2.1), fully Bayesian, binary and multi-class.
+"""GLAD (Whitehill et al. 2009), fully Bayesian, binary and multi-class.
 
 Annotation ``k`` is label ``x_k`` of item ``i_k`` by annotator ``j_k``::
 

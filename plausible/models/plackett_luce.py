@@ -1,4 +1,4 @@
-"""Bayesian Plackett–Luce model for partial rankings with ties (spec 01 §3.3).
+"""Bayesian Plackett–Luce model for partial rankings with ties (Stutz et al. 2023).
 
 Worths ``lambda_ik ~ Gamma(a, b)`` i.i.d. (dims ``item``, ``class``; default ``a = 1/K``,
 ``b = 1``), plausibilities ``lambda_i / sum_k lambda_ik``. Each reader's ranking

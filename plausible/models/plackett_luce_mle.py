@@ -1,4 +1,4 @@
-"""Maximum-likelihood Plackett–Luce worths for partial rankings with ties (spec 01 §3.3).
+"""Maximum-likelihood Plackett–Luce worths for partial rankings with ties (Stutz et al. 2023).
 
 The deterministic counterpart of the Bayesian PL model (as IRN is to PrIRN): maximise the
 exact tied log-likelihood ``sum_r gamma log p(b^r | lambda)`` of every item over the

@@ -1,4 +1,4 @@
-"""Probabilistic IRN (PrIRN) for partial rankings (spec 01 §3.2).
+"""Probabilistic IRN (PrIRN) for partial rankings (Stutz et al. 2023).
 
 ``p(lambda | b) = Dirichlet(gamma * IRN(b) + alpha)`` with ``IRN`` the normalised inverse
 rank normalisation of :mod:`plausible.models.irn`. As a PyMC model:

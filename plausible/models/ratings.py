@@ -1,4 +1,4 @@
-"""Normal–Inverse-Gamma (NIG) model for numeric ratings (spec 01 §3.4).
+"""Normal–Inverse-Gamma (NIG) model for numeric ratings (Stutz et al. 2023).
 
 Per item ``i``: ``sigma2_i ~ InvGamma(alpha0, beta0)``, ``mu_i | sigma2_i ~ N(mu0, sigma2_i / kappa0)``
 and ratings ``x_r ~ N(mu_i, sigma2_i)`` whose log-likelihood is multiplied by the

@@ -1,4 +1,4 @@
-"""Closed-form Normal–Inverse-Gamma (NIG) maths for numeric ratings (spec 01 §3.4).
+"""Closed-form Normal–Inverse-Gamma (NIG) maths for numeric ratings (Stutz et al. 2023).
 
 Per item ``i`` with ratings ``x_i1..x_in``::
 

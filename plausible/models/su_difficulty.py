@@ -1,4 +1,4 @@
-"""Su's sample-difficulty / labeler-fallibility model (spec 02 §2.2), learned with priors.
+"""Su's sample-difficulty / labeler-fallibility model (Su 2024), learned with priors.
 
 For ``C`` classes, item difficulty ``delta_i`` and labeler fallibility ``phi_j`` in [0, 1]::
 
@@ -28,7 +28,7 @@ there is no label switching. ``delta_i`` and ``phi_j`` enter only through
 prior, which is why coverage of the item difficulties is only nominal when the prior is
 (close to) the distribution the difficulties come from.
 
-**Known-parameter mode** (spec 03's testing algorithms): with ``delta``, ``phi`` and ``pi``
+**Known-parameter mode** (the testing algorithms of Su 2024): with ``delta``, ``phi`` and ``pi``
 known, the true classes are independent over items with the closed-form posterior
 :func:`known_class_posterior`.
 """
