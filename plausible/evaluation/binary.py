@@ -20,7 +20,7 @@ prior ``pi`` ``(class,)`` and the predictions ``yhat`` ``(item,)``.
   :mod:`plausible.evaluation.labeler_baselines`).
 
 Every analytic posterior is checked against sampled label vectors in
-``tests/test_testing_binary.py``.
+``tests/evaluation/test_binary.py``.
 """
 
 from __future__ import annotations

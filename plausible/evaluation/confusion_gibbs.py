@@ -12,7 +12,7 @@ Gibbs:
 so its count intervals carry the uncertainty of ``K``. Checked against the exact posterior
 of a tiny case, enumerated with ``K`` integrated out (Dirichlet-multinomial:
 ``p(y) ∝ prod_i pi_{y_i} l_i(y_i) prod_l B(a + n_l) / B(a)``, ``n_l`` the row
-``(#{y = l, yhat = n})_n``), in ``tests/test_testing_multiclass.py``.
+``(#{y = l, yhat = n})_n``), in ``tests/evaluation/test_multiclass.py``.
 """
 
 from __future__ import annotations

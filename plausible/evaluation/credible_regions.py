@@ -5,7 +5,7 @@ A density ``p`` on a regular 1-D grid ``(n,)`` or 2-D grid ``(n_x, n_y)`` (cell 
 grid point of largest density (the joint MAP of a 2-D density can differ from the MAPs of its
 marginals); the ``mass`` highest-density region (HDR) is the super-level set
 ``{p >= t}`` whose mass first reaches ``mass``, with ``t`` found by bisection on the
-threshold. Checked in ``tests/test_testing_credible_regions.py`` (normal densities).
+threshold. Checked in ``tests/evaluation/test_credible_regions.py`` (normal densities).
 """
 
 from __future__ import annotations

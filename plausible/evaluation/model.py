@@ -14,7 +14,7 @@ For per-item class log-likelihoods ``log l_i(y)`` ``(item, class)`` from any ann
 All variables are continuous, so NUTS samples it (:func:`plausible.inference.sampling.sample`).
 :func:`metrics_from_trace` draws one label vector per posterior draw from ``plausibility``
 and reports the empirical metrics of the test set, ``(chain, draw)``: their joint posterior.
-Checked against Algorithm 1 and the truth in ``tests/test_testing_model.py``.
+Checked against Algorithm 1 and the truth in ``tests/evaluation/test_evaluation_model.py``.
 """
 
 from __future__ import annotations

@@ -12,10 +12,10 @@ matrix ``C[n, l] = #{yhat = n, y = l}`` has cells that are sums of independent B
 mean ``sum_{yhat_i = n} P[i, l]``, variance ``sum_{yhat_i = n} P[i, l] (1 - P[i, l])``
 (approximately normal); accuracy ``(1/N) sum_i 1[y_i = yhat_i]`` has mean
 ``(1/N) sum_i P[i, yhat_i]`` and variance ``(1/N^2) sum_i P[i, yhat_i](1 - P[i, yhat_i])``.
-Checked against sampled label vectors in ``tests/test_testing_multiclass.py``.
+Checked against sampled label vectors in ``tests/evaluation/test_multiclass.py``.
 
 Algorithm 4's intervals condition on its estimate of ``K`` and leave that estimate's
-uncertainty out (they under-cover, ``tests/test_testing_study.py``);
+uncertainty out (they under-cover, ``tests/evaluation/test_studies.py``);
 :func:`plausible.evaluation.confusion_gibbs.confusion_gibbs` samples the joint posterior of the
 classes and ``K`` instead.
 """

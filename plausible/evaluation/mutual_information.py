@@ -9,7 +9,7 @@ labelers with equal error ``eps`` (binary symmetric broadcast channel) [R]::
     p_k = pi(1) (1 - eps)^k eps^(T - k) + pi(0) eps^k (1 - eps)^(T - k)
 
 (``p_k`` the probability of one particular vector with ``k`` ones). Checked against the
-enumeration in ``tests/test_mutual_information.py``.
+enumeration in ``tests/evaluation/test_mutual_information.py``.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ Both minimised by BFGS (``scipy.optimize.minimize``). Suboptimal comparators: tr
 ``argmax p(y | z_i)``; majority vote of one classifier per labeler (each on the items it
 labeled); sample replication (each item copied ``R`` times with labels drawn from
 ``p(y | z_i)``). Gradients are checked by ``scipy.optimize.check_grad`` in
-``tests/test_noisy_training.py``.
+``tests/evaluation/test_noisy_logistic.py``.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ takes the variance by numerical integration; :meth:`RatioNormal.approximate_mome
 the printed pair. The approximate mean's ``1.01 b`` term also biases it by about ``0.01 |mu_T|/r``
 (measured: p_FA 0.2961 vs 0.2935 simulated, half a posterior sd, on the main setting), so the
 default mean is integrated too and the approximation is opt-in (``approximate=True``).
-Checked in ``tests/test_testing_binary.py``: the density integrates to 1 and matches a
+Checked in ``tests/evaluation/test_binary.py``: the density integrates to 1 and matches a
 histogram of simulated ratios; the posteriors of p_D, p_FA, F_beta match sampled label vectors.
 """
 

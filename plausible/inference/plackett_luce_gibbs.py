@@ -25,7 +25,7 @@ The augmentation runs in a compiled kernel (:func:`augment`); :func:`augment_ref
 the vectorised numpy version whose within-block order sampler is checked by enumeration.
 The candidate sampler runs the whole sweep (plus Metropolis moves) in one compiled kernel,
 :func:`plausible.inference.plackett_luce_kernel.sweep_kernel`, checked against this module's
-numpy route in ``tests/test_plackett_luce_kernel.py``.
+numpy route in ``tests/inference/test_plackett_luce_kernel.py``.
 
 Everything runs in the candidate space of
 :class:`~plausible.maths.plackett_luce.PLLayout`

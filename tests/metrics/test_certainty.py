@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from hand_draws import DRAWS, hand_plausibility
+from hand_draws import hand_plausibility
 from plausible.metrics import (
     annotation_certainty,
     expected_group,

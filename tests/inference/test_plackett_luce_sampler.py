@@ -1,5 +1,5 @@
 """Candidate-space PL traces from the tight-loop sampler (the metrics on them:
-tests/test_metrics_candidates.py)."""
+tests/metrics/test_storage.py)."""
 
 import numpy as np
 import pytest

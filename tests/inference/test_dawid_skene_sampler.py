@@ -2,7 +2,7 @@
 counts, its lazily computed plausibilities against the stored ones, seeds and threads,
 simulation-based calibration, and the memory guard's choice between stored and computed
 plausibilities. (Its posterior against NUTS with the classes summed out is
-``tests/test_dawid_skene.py::test_gibbs_matches_nuts_with_classes_summed_out``: ``ds.build``
+``tests/models/test_dawid_skene.py::test_gibbs_matches_nuts_with_classes_summed_out``: ``ds.build``
 samples through it by default.)"""
 
 import warnings

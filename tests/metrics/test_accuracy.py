@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from hand_draws import DRAWS, hand_plausibility
+from hand_draws import hand_plausibility
 from plausible.metrics import (
     point_estimate,
     top_k_sets,
