@@ -7,13 +7,16 @@ Three routes, chosen from what the model builder declared
   not depend on the chain's state (Dirichlet and PrIRN; Normal–Inverse-Gamma with fixed or
   empirical-Bayes hyper-parameters): every draw is exact and independent, drawn in batches
   without PyMC's per-draw loop (:mod:`plausible.inference.exact`);
-* **compiled sampler** — the model declares one (Plackett–Luce, candidate form; Dawid–Skene,
-  dense, its plausibilities computed from the stored parameters when read if storing them
-  would not fit the budget);
+* **kernel** — the model declares its sampler as a kernel (:mod:`plausible.inference.kernel`:
+  the Dawid–Skene family, hierarchical Dirichlet, easy/hard, censored ratings; Plackett–Luce
+  in candidate form), run by the one driver (:mod:`plausible.inference.driver`); Dawid–Skene's
+  plausibilities are computed from the stored parameters when read if storing them would not
+  fit the budget;
 * **PyMC** — ``pm.sample`` with the declared Gibbs steps assigned to their variables and
-  NUTS (or slice, ...) to every other free variable, in one run. Chains start from points
-  dispersed around the model's initial point in the unconstrained space (R-hat needs
-  dispersed starts; PyMC starts chains with custom steps all at the same point).
+  NUTS (or slice, ...) to every other free variable, in one run (annotator-beta, GLAD, Su,
+  dense Plackett–Luce, hierarchical ratings; every ``compiled=False`` build). Chains start
+  from points dispersed around the model's initial point in the unconstrained space (R-hat
+  needs dispersed starts; PyMC starts chains with custom steps all at the same point).
 
 **Storage** (:mod:`plausible.metrics.storage`): ``storage="auto"`` writes the candidate form
 whenever the model has one and it is smaller than the dense plausibilities (many classes, few
