@@ -19,12 +19,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import math
+
+import numba
 import numpy as np
 
 from plausible.diagnostics.estimators import ess_bulk, rhat
 from plausible.inference.driver import run_kernel
 from plausible.inference.kernel import Variable
-from plausible.maths.logspace import log_dirichlet_draws
+from plausible.maths.logspace import log_dirichlet_draws, log_gamma_draw
 from plausible.evaluation.binary import check_likelihood, check_prediction, label_posterior
 
 
@@ -65,6 +68,54 @@ class ConfusionGibbsResult:
         return bool(np.all(self.rhat[np.isfinite(self.rhat)] <= 1.01))
 
 
+@numba.njit(nogil=True, cache=True)
+def _sweep(rng, log_K, a, P, yhat, counts, posterior, accumulate):  # pragma: no cover - compiled
+    """One sweep, in place: every ``y_i | K``, counted in ``counts[n, l] = #{yhat = n, y =
+    l}``, then ``K[l] | y ~ Dirichlet(a + counts[:, l])`` into ``log_K`` (rows ``l``, drawn on
+    the log scale by :func:`~plausible.maths.logspace.log_gamma_draw`). With ``w_l = P[l, i]
+    K[l, yhat_i] / max_l' K[l', yhat_i]`` (exact unless a ratio underflows below ~1e-308),
+    ``y_i = #{l < C - 1 : u_i sum_l' w_l' > sum_{l' <= l} w_l'}``, ``u_i ~ U(0, 1)``. With
+    ``accumulate``, ``posterior[:, i] += w / sum w`` (the Rao-Blackwellised ``p(y_i | K,
+    yhat_i, z_i)``)."""
+    C, N = P.shape
+    scaled = np.empty((C, C))
+    for n in range(C):
+        top = -np.inf
+        for l in range(C):
+            top = max(top, log_K[l, n])
+        for l in range(C):
+            scaled[l, n] = math.exp(log_K[l, n] - top)
+    counts[:] = 0
+    w = np.empty(C)
+    for i in range(N):
+        n = yhat[i]
+        total = 0.0
+        for l in range(C):
+            w[l] = P[l, i] * scaled[l, n]
+            total += w[l]
+        target = rng.random() * total
+        y, cdf = 0, w[0]
+        for l in range(1, C):
+            if target > cdf:
+                y += 1
+            cdf += w[l]
+        counts[n, y] += 1
+        if accumulate:
+            for l in range(C):
+                posterior[l, i] += w[l] / total
+    for l in range(C):
+        top = -np.inf
+        for n in range(C):
+            log_K[l, n] = log_gamma_draw(rng, a[n] + counts[n, l])
+            top = max(top, log_K[l, n])
+        total = 0.0
+        for n in range(C):
+            total += math.exp(log_K[l, n] - top)
+        norm = top + math.log(total)
+        for n in range(C):
+            log_K[l, n] -= norm
+
+
 class ConfusionKernel:
     """The sweep of :func:`confusion_gibbs` for one chain (a kernel of
     :mod:`plausible.inference.kernel`): ``P (class, item)`` the classes' probabilities given
@@ -76,7 +127,8 @@ class ConfusionKernel:
     default_thin = 1
 
     def __init__(self, P: np.ndarray, yhat: np.ndarray, a: np.ndarray):
-        self.P, self.yhat, self.a = P, yhat, a
+        self.P, self.yhat = P, yhat
+        self.a = np.ascontiguousarray(a, dtype=np.float64)
         C, N = P.shape
         self.variables = {"confusion": Variable(("class", "prediction"), (C, C)),
                           "counts": Variable(("prediction", "class"), (C, C), np.int64)}
@@ -87,29 +139,16 @@ class ConfusionKernel:
         """``K`` drawn from its prior (dispersed starts)."""
         C, N = self.P.shape
         return {"log_K": log_dirichlet_draws(rng, np.broadcast_to(self.a, (C, C))),
-                "posterior": np.zeros((C, N)), "kept": 0, "w": np.empty((C, N)),
-                "u": np.empty(N), "cdf": np.empty(N), "y": np.empty(N, dtype=np.int64)}
+                "posterior": np.zeros((C, N)), "kept": 0,
+                "counts": np.empty((C, C), dtype=np.int64)}
 
     def sweep(self, rng, st, out):
-        """``y | K``, then ``K | y`` (module docstring)."""
-        C, N = self.P.shape
-        log_K, w, u, cdf, y = st["log_K"], st["w"], st["u"], st["cdf"], st["y"]
-        np.take(np.exp(log_K - log_K.max(axis=0, keepdims=True)), self.yhat, axis=1, out=w)
-        w *= self.P
-        total = w.sum(axis=0)
-        rng.random(out=u)
-        u *= total
-        y[:] = 0
-        cdf[:] = w[0]
-        for l in range(1, C):
-            y += u > cdf
-            cdf += w[l]
-        counts = np.bincount(self.yhat * C + y, minlength=C * C).reshape(C, C)  # (n, l)
-        st["log_K"] = log_dirichlet_draws(rng, self.a + counts.T)
-        if out is not None:
+        """``y | K``, then ``K | y``: one compiled pass (:func:`_sweep`)."""
+        kept = out is not None
+        _sweep(rng, st["log_K"], self.a, self.P, self.yhat, st["counts"], st["posterior"], kept)
+        if kept:
             out["confusion"][...] = np.exp(st["log_K"])
-            out["counts"][...] = counts
-            st["posterior"] += w / total
+            out["counts"][...] = st["counts"]
             st["kept"] += 1
         return st
 
@@ -132,10 +171,8 @@ def confusion_gibbs(likelihood, prior, prediction, *, draws: int = 1000, tune: i
     iterations; iteration ``t`` draws ``y^(t) | K^(t-1)``, then ``K^(t) | y^(t)``, and keeps
     ``K^(t)`` with the counts of ``y^(t)``.
 
-    Vectorised over items (a Python loop over iterations and classes only): with ``P = p(y |
-    z)`` (labels only), ``w[l, i] = P[i, l] K[l, yhat_i] / max_l' K[l', yhat_i]`` (the column
-    scaling keeps the largest factor at 1; exact unless a ratio underflows below ~1e-308),
-    ``y_i = #{l < C - 1 : u_i sum_l' w[l'] > sum_{l' <= l} w[l']}`` with ``u_i ~ U(0, 1)``.
+    The class draw is one compiled pass over the items per sweep (:func:`_class_sweep`), by
+    inversion with one uniform per item.
     """
     L = check_likelihood(likelihood, log)
     N, C = L.shape
