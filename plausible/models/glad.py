@@ -60,6 +60,8 @@ above 1 for the group's abilities and classes (chains disagree).
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 from functools import partial
 
 import numba
@@ -135,16 +137,28 @@ class ClassPosterior(Op):
             np.asarray(log_beta, dtype=float), offsets, annotator, label)
 
 
+def _kernel_version() -> int:
+    """A fingerprint of the compiled code the Op runs (the source and module of every function
+    it calls): PyTensor keys its on-disk numba cache by the Op's class and props only, so
+    without it a cache written by an earlier version of these functions (or before a module
+    was renamed) would be loaded in their place."""
+    functions = (glad_class_posterior, class_evidence, class_posterior)
+    text = "".join(f"{f.py_func.__module__}.{f.py_func.__qualname__}\n"
+                   f"{inspect.getsource(f.py_func)}" for f in functions)
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:6], "big")
+
+
 @register_funcify_default_op_cache_key(ClassPosterior)
 def _numba_class_posterior(op, node, **kwargs):
-    """Native numba implementation (PyTensor's default numba linker calls it directly)."""
+    """Native numba implementation (PyTensor's default numba linker calls it directly), with
+    :func:`_kernel_version` as the version of PyTensor's cache key."""
 
     @numba_njit
     def class_posterior_op(log_prior, gamma, ability, log_beta, offsets, annotator, label):
         return glad_class_posterior(log_prior, gamma, ability, log_beta, offsets, annotator,
                                     label)
 
-    return class_posterior_op
+    return class_posterior_op, _kernel_version()
 
 
 def _class_posterior(labels: Labels, log_prior, gamma, ability, log_beta):

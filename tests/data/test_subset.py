@@ -78,7 +78,7 @@ def test_subset_rejects_bad_selections(make):
 def test_content_hash_is_stable_across_processes_and_follows_the_data():
     makers = [votes, labels, ratings, rankings]
     code = (f"import sys; sys.path.insert(0, {str(__import__('pathlib').Path(__file__).parent)!r}); "
-            "import test_data_subset as t; "
+            f"import {__import__('pathlib').Path(__file__).stem} as t; "
             f"print(*(getattr(t, name)().content_hash for name in {[m.__name__ for m in makers]}))")
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={"PYTHONHASHSEED": "123"})

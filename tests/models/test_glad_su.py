@@ -284,3 +284,13 @@ def test_dispersed_starts_keep_true_classes_in_support(small3):
         z = np.asarray(start["true_class"])
         assert np.issubdtype(z.dtype, np.integer) and z.min() >= 0 and z.max() < small3.n_classes
     assert len({s["ability"].tobytes() for s in starts}) == 4
+
+
+def test_pytensor_numba_cache_key_follows_the_kernel_code(monkeypatch):
+    """PyTensor keys its on-disk numba cache by the Op's class and props only; the version
+    the Op's funcify returns must change with the code it runs (here: its module's name, as
+    when a module is renamed), or a stale compiled kernel is loaded in its place."""
+    _, version = glad._numba_class_posterior(glad.ClassPosterior(), None)
+    assert version == glad._kernel_version()
+    monkeypatch.setattr(glad.class_evidence.py_func, "__module__", "plausible.renamed")
+    assert glad._kernel_version() != version
