@@ -23,7 +23,7 @@ import pandas as pd
 import plausible as pl
 from plausible.data.labels import Labels
 from plausible.diagnostics.annotation_predictive import annotation_predictive_check
-from plausible.diagnostics.convergence import convergence_report, ess_bulk
+from plausible.diagnostics import convergence_report, ess_bulk
 from plausible.models import annotator_beta as ab
 
 
