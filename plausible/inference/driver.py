@@ -118,31 +118,27 @@ def sample_kernel(kernel: Kernel, *, draws: int = 1000, chains: int = 4, seed=No
     if lazy and not computable:
         raise ValueError(f"{kernel.name} computes no variable when read")
     skip = computable if lazy else ()
+    tune = kernel.default_tune if tune is None else tune
+    thin = kernel.default_thin if thin is None else thin
     values = run_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
                         cores=cores, skip=skip)
     if skip:
         values.update(kernel.compute_when_read(values))
-    tune = kernel.default_tune if tune is None else int(tune)
-    thin = kernel.default_thin if thin is None else int(thin)
-    sample = ("chain", "draw")
     index = {"chain": np.arange(chains), "draw": np.arange(draws)}
-    dims_of = {name: v.dims for name, v in {**kernel.variables, **kernel.stats}.items()}
-    used = {dim for dims in dims_of.values() for dim in dims}
-    coords_all = coords
-    coords = {dim: value for dim, value in (coords or {}).items() if dim in used}
-    posterior = xr.Dataset(
-        {name: ((*sample, *dims_of[name]), values[name]) for name in kernel.variables},
-        coords={**index, **coords},
-        attrs={"sampler": kernel.name, "tune": tune, "thin": thin,
-               **({"computed_when_read": ",".join(skip)} if computable else {}),
-               **(attrs or {})})
-    chain_stats = getattr(kernel, "chain_stats", {})
-    stats = xr.Dataset({**{name: ((*sample, *dims_of[name]), values[name])
-                           for name in kernel.stats},
-                        **{name: (("chain", *v.dims), values[name])
-                           for name, v in chain_stats.items()}},
-                       coords={**index, **{dim: value for dim, value in (coords_all or {}).items()
-                                           if any(dim in v.dims for v in chain_stats.values())}})
+
+    def dataset(variables: Mapping, sample: tuple[str, ...], group_attrs=None) -> xr.Dataset:
+        dims = {dim for v in variables.values() for dim in v.dims}
+        return xr.Dataset({name: ((*sample, *v.dims), values[name])
+                           for name, v in variables.items()},
+                          coords={**{d: index[d] for d in ("chain", "draw") if d in sample},
+                                  **{d: c for d, c in (coords or {}).items() if d in dims}},
+                          attrs=group_attrs)
+
+    posterior = dataset(kernel.variables, ("chain", "draw"), {
+        "sampler": kernel.name, "tune": int(tune), "thin": int(thin),
+        **({"computed_when_read": ",".join(skip)} if computable else {}), **(attrs or {})})
+    stats = xr.merge([dataset(kernel.stats, ("chain", "draw")),
+                      dataset(getattr(kernel, "chain_stats", {}), ("chain",))])
     return assemble(posterior, sample_stats=stats, constant_data=constant_data)
 
 

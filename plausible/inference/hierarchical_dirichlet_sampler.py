@@ -48,7 +48,7 @@ def _record(rng, log_alpha, counts, base_out, plaus_out):  # pragma: no cover - 
     item, class)``; return ``kappa``."""
     alpha = np.exp(log_alpha)
     kappa = alpha.sum()
-    base_out[:] = alpha / alpha.sum()
+    base_out[:] = alpha / kappa
     dense_draws(rng, alpha + counts, plaus_out)
     return kappa
 
