@@ -37,7 +37,9 @@ STARTS = ("kernel", "point")
 
 
 def _transform_functions(model: pm.Model, value_var):
-    """``(forward, backward)``: constrained value -> value variable, and back."""
+    """``(forward, backward)``: constrained value -> value variable, and back. A value on the
+    edge of the support (0 or 1, where a log-scale transform is infinite) is moved to the
+    nearest representable interior point."""
     rv = model.values_to_rvs[value_var]
     transform = model.rvs_to_transforms.get(rv)
     if transform is None:
@@ -45,10 +47,21 @@ def _transform_functions(model: pm.Model, value_var):
                 lambda v: np.asarray(v))
     inputs = rv.owner.inputs
     x, v = rv.type(), value_var.type()
-    forward = pytensor.function([x], transform.forward(x, *inputs), on_unused_input="ignore",
-                                mode="FAST_COMPILE")
+    to_value = pytensor.function([x], transform.forward(x, *inputs), on_unused_input="ignore",
+                                 mode="FAST_COMPILE")
     backward = pytensor.function([v], transform.backward(v, *inputs), on_unused_input="ignore",
                                  mode="FAST_COMPILE")
+
+    def forward(value):
+        out = to_value(value)
+        if np.all(np.isfinite(out)):
+            return out
+        # an exact draw that underflowed onto the support's edge (a confusion row's 0, a Beta's
+        # 1): the nearest representable interior point, which the log-scale transforms need
+        value = np.asarray(value, dtype=np.float64)
+        return to_value(np.where(value == 0, np.finfo(np.float64).tiny,
+                                 np.where(value == 1, 1 - np.finfo(np.float64).epsneg, value)))
+
     return forward, backward
 
 

@@ -89,3 +89,27 @@ def test_models_without_exact_steps_are_named():
         pl.inference.steps(pl.models.get("dawid-skene")(labels, gibbs=False))
     with pytest.raises(ValueError, match="start must be one of"):
         pl.inference.steps(pl.models.get("dawid-skene")(labels), start="middle")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["hierarchical-dirichlet", "mace", "hierarchical-dawid-skene",
+                                  "easy-hard", "censored-normal-inverse-gamma"])
+def test_a_state_rebuilt_from_the_point_every_step_keeps_the_posterior(name, monkeypatch):
+    """``kernel.load`` must draw whatever the PyMC model leaves out of its point (easy/hard's
+    state counts, the population's Gamma scale, MACE's state, the latent ratings) from its
+    exact conditional. A chain that rebuilds its state from the point before every sweep, as
+    after another step moved it, must sample the same posterior as ``pl.sample``."""
+    monkeypatch.setattr(pl.inference.KernelStep, "_moved", lambda self, point: True)
+    entry = pl.models.registry.entry(name)
+    options = {"threshold": 5.0} if entry.data == "ratings" else {}
+    model = entry.build(small_data(entry), **options)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        # 4 x 1000: with 2 x 500 the hierarchical population's MCSE is itself too noisy
+        trace = pm.sample(model=model, step=pl.inference.steps(model, start="point"), chains=4,
+                          cores=1, draws=1000, tune=200, random_seed=3, progressbar=False,
+                          compute_convergence_checks=False)
+        reference = pl.sample(model, chains=4, draws=1000, seed=4, log_likelihood=False,
+                              check_convergence=False)
+    shared = [v for v in reference.posterior.data_vars if v in trace.posterior.data_vars]
+    assert_same_posterior(trace, reference, shared)
