@@ -105,11 +105,10 @@ class DirichletGibbs(BlockedStep):
         new_point[self.vars[0].name] = value
         return new_point, [{}]
 
-    def draw_values(self, rng: np.random.Generator, n_draws: int) -> dict[str, np.ndarray]:
-        """``n_draws`` independent exact draws ``{name: (draw, item, class)}`` (float64)."""
-        out = np.empty((n_draws, *self.concentration.shape))
-        dense_draws(rng, self.concentration, out)
-        return {self.rv_name: out}
+    def draw_values(self, rng: np.random.Generator, out: dict[str, np.ndarray]) -> None:
+        """Fill ``out[name] (draw, item, class)`` (float64, C-contiguous) with independent
+        exact draws."""
+        dense_draws(rng, self.concentration, out[self.rv_name])
 
     def candidate_form(self) -> CandidateForm | None:
         """The candidate layout of the posterior (see :class:`CandidateForm`), or None when

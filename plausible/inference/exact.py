@@ -1,13 +1,13 @@
-"""Exact batched draws: every chain and draw at once, without PyMC's per-draw loop.
+"""Exact batched draws: every chain and draw at once, without a per-draw loop.
 
 When every free variable of a model is drawn by a declared step whose conditional does not
 depend on the chain's state (``step.independent``: Dirichlet and PrIRN plausibilities,
 Normal–Inverse-Gamma ratings with fixed or empirical-Bayes hyper-parameters), each draw is an
-exact, independent posterior draw, and a "chain" is just a batch of them. :func:`sample_exact`
-draws each chain's batch through those same steps (compiled kernels for the Dirichlet, one
-thread per chain), computes the model's deterministics vectorised
-(``pm.compute_deterministics``) and returns the DataTree PyMC would: ``posterior``,
-``sample_stats``, ``observed_data``, ``constant_data``.
+exact, independent posterior draw, and a "chain" is just a batch of them. The steps are then
+one :class:`ExactKernel` (an independent kernel of :mod:`plausible.inference.kernel`: a sweep
+writes a whole block of draws, ignoring the state), run by the one driver
+(:func:`plausible.inference.driver.kernel_blocks`: seeds, threads, blocks);
+:func:`sample_exact` adds the model's deterministics (vectorised) and its data groups.
 
 Storage: dense (the model's variables), or the candidate form of
 :mod:`plausible.metrics.storage` for a Dirichlet whose unannotated classes are exchangeable.
@@ -30,16 +30,12 @@ import dask.array as da
 import numpy as np
 import pymc as pm
 import xarray as xr
-from pymc.backends.arviz import (
-    coords_and_dims_for_inferencedata,
-    dict_to_dataset,
-    find_constants,
-    find_observations,
-)
+from pymc.backends.arviz import coords_and_dims_for_inferencedata, dict_to_dataset
 
-from plausible.inference.chains import run_chains
 from plausible.inference.dirichlet_gibbs import CandidateForm, DirichletGibbs
-from plausible.inference.driver import assemble
+from plausible.inference.driver import assemble, kernel_blocks
+from plausible.inference.kernel import Variable
+from plausible.inference.trace_groups import data_groups, model_variables, with_deterministics
 from plausible.metrics.storage import candidate_groups
 
 CANDIDATE_DTYPE = np.float32
@@ -60,56 +56,37 @@ def candidate_form(steps) -> CandidateForm | None:
     return None
 
 
-def _data_groups(model: pm.Model) -> dict[str, xr.Dataset]:
-    """``observed_data`` and ``constant_data`` of ``model``, as PyMC writes them."""
-    coords, dims = coords_and_dims_for_inferencedata(model)
-    groups = {}
-    observations = find_observations(model)
-    if observations:
-        groups["observed_data"] = dict_to_dataset(observations, coords=coords, dims=dims,
-                                                  sample_dims=[], inference_library=pm)
-    constants = find_constants(model)
-    if constants:
-        constant = dict_to_dataset(constants, coords=coords, dims=dims, sample_dims=[],
-                                   inference_library=pm)
-        for name, value in constants.items():  # scalars stay scalars
-            if np.ndim(value) == 0 and f"{name}_dim_0" in constant.sizes:
-                constant = constant.squeeze(f"{name}_dim_0", drop=True)
-        groups["constant_data"] = constant
-    return groups
+class ExactKernel:
+    """The declared independent ``steps`` of a model as one independent kernel: a sweep fills
+    a block of exact draws of every free variable (dense), or, with ``form``, of the one
+    Dirichlet step's candidate values ``candidate_values (item, candidate)`` and pooled mass
+    ``pooled (item,)`` (:data:`CANDIDATE_DTYPE`)."""
 
+    name = "plausible.inference.exact"
+    independent = True
+    default_tune, default_thin = 0, 1
+    stats: dict = {}
 
-def _dense_block(model: pm.Model, steps, rngs, chains: int, n_draws: int, cores: int) -> xr.Dataset:
-    """``n_draws`` draws of every chain: the free variables and the deterministics."""
-    values = {}
+    def __init__(self, model: pm.Model, steps, form: CandidateForm | None = None):
+        self.steps, self.form = list(steps), form
+        if form is None:
+            self.variables = model_variables(model, [rv.name for rv in model.free_RVs])
+        else:
+            n_items, width = form.candidate_class.shape
+            self.variables = {"candidate_values": Variable(("item", "candidate"), (n_items, width),
+                                                           CANDIDATE_DTYPE),
+                              "pooled": Variable(("item",), (n_items,), CANDIDATE_DTYPE)}
 
-    def run(c):
-        drawn = {}
-        for step in steps:
-            drawn.update(step.draw_values(rngs[c], n_draws))
-        values[c] = drawn
+    def start(self, rng):
+        return None
 
-    run_chains(lambda c, *, stop: run(c), [(c,) for c in range(chains)], cores)
-    coords, dims = coords_and_dims_for_inferencedata(model)
-    names = list(values[0])
-    stacked = {name: np.stack([values[c].pop(name) for c in range(chains)]) for name in names}
-    posterior = dict_to_dataset(stacked, coords=coords, dims=dims, inference_library=pm)
-    if model.deterministics:
-        posterior = pm.compute_deterministics(posterior, model=model, extend_dataset=True,
-                                              progressbar=False)
-    return posterior
-
-
-def _candidate_block(steps, form: CandidateForm, rngs, chains: int, n_draws: int, cores: int,
-                     items, classes) -> xr.Dataset:
-    n_items = form.candidate_class.shape[0]
-    values = np.empty((chains, n_draws, n_items, form.width), dtype=CANDIDATE_DTYPE)
-    pooled = np.empty((chains, n_draws, n_items), dtype=CANDIDATE_DTYPE)
-    run_chains(lambda c, *, stop: steps[0].draw_candidates(rngs[c], form, values[c], pooled[c]),
-               [(c,) for c in range(chains)], cores)
-    posterior, _ = candidate_groups(values, pooled, form.candidate_class, form.n_pooled,
-                                    items=items, classes=classes)
-    return posterior
+    def sweep(self, rng, state, out):
+        if self.form is not None:
+            self.steps[0].draw_candidates(rng, self.form, out["candidate_values"], out["pooled"])
+        else:
+            for step in self.steps:
+                step.draw_values(rng, out)
+        return state
 
 
 def sample_exact(model: pm.Model, steps, *, draws: int, chains: int, seed, form: CandidateForm | None,
@@ -117,9 +94,9 @@ def sample_exact(model: pm.Model, steps, *, draws: int, chains: int, seed, form:
     """Independent exact draws of every chain through the declared ``steps`` (see the module
     docstring), dense or, with ``form``, in candidate form; ``block_draws`` draws per chain
     at a time (all by default), written to the Zarr ``store`` when given."""
-    rngs = [np.random.default_rng(child) for child in np.random.SeedSequence(seed).spawn(chains)]
-    block_draws = draws if block_draws is None else max(1, min(int(block_draws), draws))
-    groups = _data_groups(model)
+    kernel = ExactKernel(model, steps, form)
+    groups = data_groups(model)
+    coords, dims = coords_and_dims_for_inferencedata(model)
     if form is not None:
         items, classes = (np.asarray(model.coords[dim]) for dim in ("item", "class"))
         constant = candidate_groups(np.empty((0, 0, *form.candidate_class.shape)),
@@ -128,35 +105,39 @@ def sample_exact(model: pm.Model, steps, *, draws: int, chains: int, seed, form:
                                     items=items, classes=classes)[1]
         groups["constant_data"] = xr.merge([groups.get("constant_data", xr.Dataset()), constant])
 
-    def block(n):
-        if form is None:
-            return _dense_block(model, steps, rngs, chains, n, cores)
-        return _candidate_block(steps, form, rngs, chains, n, cores, items, classes)
+    def dataset(values) -> xr.Dataset:
+        if form is not None:
+            return candidate_groups(values["candidate_values"], values["pooled"],
+                                    form.candidate_class, form.n_pooled, items=items,
+                                    classes=classes)[0]
+        return with_deterministics(dict_to_dataset(values, coords=coords, dims=dims,
+                                                   inference_library=pm), model)
 
+    blocks = ((where, dataset(values).assign_coords(draw=np.arange(where.start, where.stop)))
+              for where, values in kernel_blocks(kernel, draws=draws, chains=chains, seed=seed,
+                                                 cores=cores, block_draws=block_draws))
     stats = xr.Dataset(coords={"chain": np.arange(chains), "draw": np.arange(draws)},
-                       attrs={"sampler": "plausible.inference.exact", "independent_draws": 1})
+                       attrs={"sampler": kernel.name, "independent_draws": 1})
     if store is None:
-        posterior = xr.concat([block(min(block_draws, draws - start)).assign_coords(
-            draw=np.arange(start, min(start + block_draws, draws)))
-            for start in range(0, draws, block_draws)], dim="draw") if block_draws < draws \
-            else block(draws)
+        parts = [part for _, part in blocks]
+        posterior = parts[0] if len(parts) == 1 else xr.concat(parts, dim="draw")
         return assemble(posterior, sample_stats=stats, **groups)
-    return _stream(store, block, draws, block_draws, {"sample_stats": stats, **groups})
+    return _stream(store, blocks, draws, block_draws or draws, {"sample_stats": stats, **groups})
 
 
-def _stream(store, block, draws: int, block_draws: int, groups: dict[str, xr.Dataset]) -> xr.DataTree:
-    """Write the posterior block by block into the Zarr ``store`` (a new directory, or one
-    that holds an earlier trace, replaced), with the other groups, and open it lazily. The
-    store is written under a temporary name and renamed when complete."""
+def _stream(store, blocks, draws: int, block_draws: int, groups: dict[str, xr.Dataset]
+            ) -> xr.DataTree:
+    """Write the posterior's ``blocks`` (``(draws_slice, dataset)``) into the Zarr ``store``
+    (a new directory, or one that holds an earlier trace, replaced), with the other groups,
+    and open it lazily. The store is written under a temporary name and renamed when
+    complete."""
     store = Path(store)
     if store.exists() and not (store / "zarr.json").exists():
         raise ValueError(f"store {store} exists and is not a plausible trace; choose a new path")
     tmp = store.with_name(f".{store.name}.partial-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
-    for start in range(0, draws, block_draws):
-        stop = min(start + block_draws, draws)
-        part = block(stop - start).assign_coords(draw=np.arange(start, stop))
-        if start == 0:  # the trace with a lazy template of the whole posterior: metadata only
+    for where, part in blocks:
+        if where.start == 0:  # the trace with a lazy template of the whole posterior: metadata only
             template = xr.Dataset(
                 {name: (var.dims, da.empty((var.shape[0], draws, *var.shape[2:]), dtype=var.dtype,
                                            chunks=(1, block_draws, *var.shape[2:])))
@@ -166,7 +147,7 @@ def _stream(store, block, draws: int, block_draws: int, groups: dict[str, xr.Dat
             assemble(template, **groups).to_zarr(tmp, compute=False, zarr_format=3,
                                                  consolidated=False)
         fixed = [name for name, c in part.coords.items() if "draw" not in c.dims]
-        part.drop_vars(fixed).to_zarr(tmp, group="posterior", region={"draw": slice(start, stop)},
+        part.drop_vars(fixed).to_zarr(tmp, group="posterior", region={"draw": where},
                                       zarr_format=3, consolidated=False)
     if store.exists():
         shutil.rmtree(store)

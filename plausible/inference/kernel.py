@@ -23,7 +23,8 @@ and implements
   value`` for every name of ``variables`` and ``stats`` that ``out`` holds (a variable left
   out is not wanted: the kernel may skip computing it). ``state`` may be updated in place.
 
-Optional: ``close(state)`` releases what ``start`` acquired (thread pools);
+Optional: ``max_threads`` caps the threads its chains run in (1: one after another);
+``close(state)`` releases what ``start`` acquired (thread pools);
 ``chain_stats`` (name -> :class:`Variable`) are statistics of a whole chain, which
 ``finish(state, out)`` writes after its last sweep (acceptance rates of adapted moves);
 ``lazy_variables`` names variables that ``compute_when_read(values) -> {name: dask array}``
@@ -34,7 +35,14 @@ augmentation the model sums out from its exact conditional, and ``to_point(state
 {name: value}`` gives the model's free variables after a sweep that recorded ``draw`` (the
 ``out`` of that sweep).
 
-Exact independent draws (Dirichlet, PrIRN) are kernels whose sweep ignores the state.
+Exact independent draws (Dirichlet, PrIRN, Normal–Inverse-Gamma with fixed hyper-parameters)
+are kernels whose sweep ignores the state: such a kernel sets ``independent = True``, and
+its ``sweep`` writes a whole block of draws at once, ``out[name]`` of shape ``(n, *shape)``
+(no warm-up, no thinning; :class:`plausible.inference.exact.ExactKernel`).
+
+A kernel whose sweeps adapt during the warm-up (slice widths, fitted proposals) is built
+with the warm-up's length and gives it as ``default_tune``; it stops adapting after that
+many sweeps of a chain.
 """
 
 from __future__ import annotations

@@ -103,11 +103,13 @@ class NIGGibbs(BlockedStep):
         new_point[self.vars[1].name] = log_sigma2 if self.log_sigma2 else np.exp(log_sigma2)
         return new_point, [{}]
 
-    def draw_values(self, rng: np.random.Generator, n_draws: int) -> dict[str, np.ndarray]:
-        """``n_draws`` independent exact draws ``{mu: (draw, item), sigma2: (draw, item)}``;
-        only for an ``independent`` step (fixed hyper-parameters)."""
+    def draw_values(self, rng: np.random.Generator, out: dict[str, np.ndarray]) -> None:
+        """Fill ``out[mu] (draw, item)`` and ``out[sigma2] (draw, item)`` with independent
+        exact draws; only for an ``independent`` step (fixed hyper-parameters)."""
         if not self.independent:
             raise ValueError("the NIG posterior depends on sampled variables: draws are not independent")
         kappa_n, mu_n, alpha_n, beta_n = self.fixed_posterior
-        mu, sigma2 = draw_nig(rng, kappa_n, mu_n, alpha_n, beta_n, (n_draws, *self.n_items))
-        return dict(zip(self.rv_names, (mu, sigma2)))
+        n_draws = out[self.rv_names[0]].shape[0]
+        drawn = draw_nig(rng, kappa_n, mu_n, alpha_n, beta_n, (n_draws, *self.n_items))
+        for name, value in zip(self.rv_names, drawn):
+            out[name][...] = value

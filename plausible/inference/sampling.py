@@ -1,22 +1,25 @@
 """``plausible.sample``: the route that fits the model, the storage that fits the memory.
 
-Three routes, chosen from what the model builder declared
-(:mod:`plausible.inference.declarations`):
+Every route but the last runs the one driver (:mod:`plausible.inference.driver`: seeds,
+chains in threads, warm-up and thinning, the DataTree), chosen from what the model builder
+declared (:mod:`plausible.inference.declarations`):
 
 * **exact batches** — every free variable is drawn by a declared step whose conditional does
   not depend on the chain's state (Dirichlet and PrIRN; Normal–Inverse-Gamma with fixed or
-  empirical-Bayes hyper-parameters): every draw is exact and independent, drawn in batches
-  without PyMC's per-draw loop (:mod:`plausible.inference.exact`);
+  empirical-Bayes hyper-parameters): every draw is exact and independent, drawn in blocks by
+  an independent kernel (:mod:`plausible.inference.exact`);
 * **kernel** — the model declares its sampler as a kernel (:mod:`plausible.inference.kernel`:
   the Dawid–Skene family, hierarchical Dirichlet, easy/hard, censored ratings; Plackett–Luce
-  in candidate form), run by the one driver (:mod:`plausible.inference.driver`); Dawid–Skene's
-  plausibilities are computed from the stored parameters when read if storing them would not
-  fit the budget;
-* **PyMC** — ``pm.sample`` with the declared Gibbs steps assigned to their variables and
-  NUTS (or slice, ...) to every other free variable, in one run (annotator-beta, GLAD, Su,
-  dense Plackett–Luce, hierarchical ratings; every ``compiled=False`` build). Chains start
-  from points dispersed around the model's initial point in the unconstrained space (R-hat
-  needs dispersed starts; PyMC starts chains with custom steps all at the same point).
+  in candidate form); Dawid–Skene's plausibilities are computed from the stored parameters
+  when read if storing them would not fit the budget;
+* **steps** — the declared step methods cover every free variable (annotator-beta, GLAD, Su,
+  dense Plackett–Luce): the same step objects ``pm.sample`` would run, as one kernel
+  (:mod:`plausible.inference.steps_kernel`), chains started from points dispersed around the
+  model's initial point;
+* **PyMC** — some free variable has no declared step (hierarchical ratings' hyper-parameters,
+  every ``gibbs=False`` or ``compiled=False`` build): ``pm.sample`` with the declared steps
+  assigned to their variables and NUTS (or slice, ...) to every other, in one run, chains
+  started from dispersed points (PyMC starts chains with custom steps all at the same point).
 
 **Storage** (:mod:`plausible.metrics.storage`): ``storage="auto"`` writes the candidate form
 whenever the model has one and it is smaller than the dense plausibilities (many classes, few
@@ -43,6 +46,7 @@ from plausible.diagnostics.convergence import convergence_report
 from plausible.inference.declarations import declared_gibbs, declared_log_likelihood, declared_sampler
 from plausible.inference.exact import CANDIDATE_DTYPE, candidate_form, covers_exactly, sample_exact
 from plausible.inference import memory
+from plausible.inference.steps_kernel import sample_steps
 from plausible.metrics.storage import candidate_nbytes
 
 STORAGES = ("auto", "dense", "candidate")
@@ -136,9 +140,9 @@ def sample(
     seed
         Makes the whole run reproducible: same seed, same draws.
     cores
-        Threads (exact draws, compiled sampler: default ``min(chains, CPUs)``; the draws do
-        not depend on it) or processes (PyMC: default 1, chains one after another, which for
-        vectorised Gibbs steps is usually as fast and needs no pickling).
+        Threads of the driver's routes (default ``min(chains, CPUs)``; the draws do not
+        depend on it) or processes of the PyMC route (default 1, chains one after another,
+        which for vectorised Gibbs steps is usually as fast and needs no pickling).
     storage : {"auto", "dense", "candidate"}
         Plausibility storage (see the module docstring).
     memory_budget
@@ -148,7 +152,8 @@ def sample(
         and opened lazily (also chosen, in a temporary directory, when the draws exceed the
         budget).
     dispersion
-        Half-width of the uniform jitter of chain starts in the unconstrained space (PyMC).
+        Half-width of the uniform jitter of chain starts in the transformed space (steps and
+        PyMC routes).
     check_convergence
         Warn with :func:`plausible.diagnostics.convergence_report`'s text when a variable of
         an MCMC trace fails the R-hat / ESS thresholds (exact draws need no check).
@@ -157,8 +162,8 @@ def sample(
         annotations in ``observed_data`` from the model's declaration
         (:func:`add_log_likelihood`), for ``az.loo`` / ``az.compare``.
     **kwargs
-        Passed to ``pm.sample`` (e.g. ``target_accept`` for NUTS) or to the compiled sampler
-        (e.g. ``thin``).
+        Passed to the model's kernel (e.g. ``thin``) or to ``pm.sample`` (e.g.
+        ``target_accept`` for NUTS).
 
     Raises
     ------
@@ -189,8 +194,18 @@ def sample(
         if storage == "candidate":
             raise ValueError("this model has no candidate storage; use storage='dense' (or "
                              "'auto')")
-        trace = _sample_pymc(model, steps, draws, tune, chains, seed, cores or 1, dispersion,
-                             progressbar, budget, kwargs)
+        size = chains * draws * _values_per_draw(model) * 8
+        if {var for step in steps for var in step.vars} == set(model.value_vars):
+            _check_fits(size, chains, draws, budget)
+            if tune is None:
+                tune = max((step.default_tune_steps or 0 for step in steps), default=0)
+            trace = sample_steps(model, declared_gibbs(model), draws=draws, chains=chains,
+                                 seed=seed, tune=tune, cores=cores, dispersion=dispersion,
+                                 **kwargs)
+        else:  # PyMC holds the draws, then copies them into the DataTree
+            _check_fits(2 * size, chains, draws, budget)
+            trace = _sample_pymc(model, steps, draws, tune, chains, seed, cores or 1,
+                                 dispersion, progressbar, kwargs)
     if check_convergence and chains > 1:
         report = convergence_report(trace)
         if not report.ok:
@@ -286,18 +301,15 @@ def _sample_compiled(model, sampler, draws, tune, chains, seed, cores, budget, k
     return sampler.sampler(draws=draws, chains=chains, seed=seed, cores=cores, **options)
 
 
-def _sample_pymc(model, steps, draws, tune, chains, seed, cores, dispersion, progressbar, budget,
-                 kwargs):
-    # PyMC holds the draws, then copies them into the DataTree
-    size = 2 * chains * draws * _values_per_draw(model) * 8
+def _check_fits(size: int, chains: int, draws: int, budget: int) -> None:
     if size > budget:
         raise _too_large(f"{chains} chains x {draws} draws of this model", size, budget,
-                         "use fewer draws or chains, keep fewer variables (var_names=), or shards "
-                         "of items (plausible.distributed)")
-    covered = {var for step in steps for var in step.vars}
-    all_exact = covered == set(model.value_vars)
+                         "use fewer draws or chains, or shards of items (plausible.distributed)")
+
+
+def _sample_pymc(model, steps, draws, tune, chains, seed, cores, dispersion, progressbar, kwargs):
     if tune is None:
-        tune = max((step.default_tune_steps or 0 for step in steps), default=0) if all_exact else 1000
+        tune = 1000
     init_seed, sample_seed = np.random.SeedSequence(seed).spawn(2)
     initvals = dispersed_initvals(model, chains, np.random.default_rng(init_seed), dispersion)
     with model:

@@ -5,7 +5,7 @@ import dask.array as dsk
 import numpy as np
 import pytest
 
-from plausible.inference.driver import assemble, run_kernel, sample_kernel
+from plausible.inference.driver import assemble, kernel_blocks, run_kernel, sample_kernel
 from plausible.inference.kernel import Kernel, Variable, nbytes_per_draw
 
 
@@ -59,6 +59,46 @@ def test_same_seed_same_draws_whatever_the_threads_and_the_number_of_chains():
     np.testing.assert_array_equal(run_kernel(Counter(), draws=5, chains=1, seed=7)["u"], one[:1])
     assert not np.array_equal(one[0], one[1])  # chains draw from their own streams
     assert not np.array_equal(run_kernel(Counter(), draws=5, chains=3, seed=8)["u"], one)
+
+
+class Uniforms:
+    """Independent draws: a sweep fills a whole block of ``(n, 3)`` uniforms."""
+
+    name = "uniforms"
+    independent = True
+    default_tune, default_thin = 0, 1
+    variables = {"u": Variable(("slot",), (3,))}
+    stats: dict = {}
+
+    def start(self, rng):
+        return None
+
+    def sweep(self, rng, state, out):
+        out["u"][...] = rng.random(out["u"].shape)
+        return state
+
+
+def test_blocks_carry_each_chain_s_state_and_stream_so_the_draws_ignore_the_block_size():
+    whole = run_kernel(Counter(), draws=7, chains=2, seed=3)
+    blocks = list(kernel_blocks(Counter(), draws=7, chains=2, seed=3, block_draws=3))
+    assert [where for where, _ in blocks] == [slice(0, 3), slice(3, 6), slice(6, 7)]
+    for name in ("sweeps", "u", "odd"):
+        np.testing.assert_array_equal(np.concatenate([b[name] for _, b in blocks], axis=1),
+                                      whole[name])
+    assert "total" in blocks[-1][1] and "total" not in blocks[0][1]
+    np.testing.assert_array_equal(blocks[-1][1]["total"], whole["total"])
+
+
+def test_an_independent_kernel_writes_a_block_per_sweep_without_warm_up():
+    whole = run_kernel(Uniforms(), draws=6, chains=2, seed=1)["u"]
+    rng = np.random.default_rng(np.random.SeedSequence(1).spawn(2)[1])
+    np.testing.assert_array_equal(whole[1], rng.random((6, 3)))  # one call, the chain's stream
+    parts = [b["u"] for _, b in kernel_blocks(Uniforms(), draws=6, chains=2, seed=1,
+                                              block_draws=4, cores=1)]
+    assert [p.shape[1] for p in parts] == [4, 2]
+    rng = np.random.default_rng(np.random.SeedSequence(1).spawn(2)[1])
+    np.testing.assert_array_equal(np.concatenate(parts, axis=1)[1],
+                                  np.concatenate([rng.random((4, 3)), rng.random((2, 3))]))
 
 
 def test_the_trace_holds_variables_stats_and_lazily_computed_variables():

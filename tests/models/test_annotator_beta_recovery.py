@@ -19,19 +19,22 @@ def _fit(labels, seed, draws=1000, tune=500, chains=4, **build):
 
 
 def _check_recovery(trace, truth):
-    """Every true value inside its central 99 % interval, at most 2 outside the 95 % ones,
-    R-hat < 1.02 for all of them; no draw in the mirror mode."""
+    """True values inside their central 99 % intervals and 95 % intervals as often as
+    calibrated intervals allow (at most ``1 + n // 50`` and ``max(2, n / 10)`` misses of ``n``
+    values: with 61 values, ``P(Binomial(61, 0.01) > 2) = 0.02``), R-hat < 1.02 for all of
+    them; no draw in the mirror mode."""
     assert (ab.label_switching_check(trace).values == 0).all()
-    misses_95 = 0
+    misses_95 = misses_99 = 0
     for name, true in truth.items():
         draws = trace.posterior[name].values
         flat = draws.reshape(-1, *draws.shape[2:])
         lo99, hi99 = np.quantile(flat, [0.005, 0.995], axis=0)
         lo95, hi95 = np.quantile(flat, [0.025, 0.975], axis=0)
-        assert np.all((lo99 <= true) & (true <= hi99)), (name, true, lo99, hi99)
+        misses_99 += int(np.sum((true < lo99) | (true > hi99)))
         misses_95 += int(np.sum((true < lo95) | (true > hi95)))
         assert np.all(rhat(draws) < 1.02), (name, rhat(draws))
     n_values = sum(np.size(v) for v in truth.values())
+    assert misses_99 <= 1 + n_values // 50, misses_99
     assert misses_95 <= max(2, round(0.1 * n_values)), misses_95
 
 
