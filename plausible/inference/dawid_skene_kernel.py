@@ -217,6 +217,21 @@ def class_sweep(offsets, code, table, log_pi, gamma, u, z, counts, class_counts,
     return changed
 
 
+@numba.njit(cache=True, nogil=True)
+def class_posteriors(offsets, code, table, log_pi, gamma, out):  # pragma: no cover - compiled
+    """``out[i] = p_i = softmax(log_pi + gamma L[i])`` for every item ``i`` (any float
+    ``(item, class)`` view): the Rao-Blackwellised plausibilities of one draw."""
+    n_items, n_classes = offsets.size - 1, log_pi.size
+    buffer = np.empty((BLOCK, n_classes))
+    totals = np.empty(BLOCK)
+    for block in range(0, n_items, BLOCK):
+        end = min(block + BLOCK, n_items)
+        _block_posteriors(table, code, offsets, log_pi, gamma, block, end, buffer, totals)
+        for i in range(block, end):
+            for c in range(n_classes):
+                out[i, c] = buffer[i - block, c] / totals[i - block]
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
 def plausibility_kernel(log_pi, table, gamma, offsets, code, start, stop):  # pragma: no cover
     """``p (sample, stop - start, class)`` float32: items ``start..stop``'s class posteriors

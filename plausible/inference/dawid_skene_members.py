@@ -31,6 +31,11 @@ mu_c`` (:mod:`plausible.inference.dirichlet_multinomial_population`), whose slic
 independently for every class. The ``g_c`` are kept between sweeps (an augmentation),
 ``mu_c`` is stored.
 
+Full Dawid–Skene and one-coin also sweep the classes with their parameters integrated out
+(:mod:`plausible.inference.dawid_skene_collapsed`): ``collapsed_statistics(counts)`` gives
+the sufficient statistics that sweep keeps beside the counts, ``collapsed_sweep(design, a,
+gamma, u, z, counts, class_counts, statistics)`` runs it.
+
 Every member: ``start(n_annotators, n_classes)`` gives a chain's first state (or None),
 ``load(values, n_annotators, n_classes, rng)`` the state from a PyMC point's values, ``draw(rng, counts, gamma,
 table, state)`` the next state with ``table`` filled, ``values(table, state)`` the stored
@@ -44,6 +49,7 @@ import math
 
 import numpy as np
 
+from plausible.inference import dawid_skene_collapsed as collapsed
 from plausible.inference import dawid_skene_kernel as kernel
 from plausible.inference.dirichlet_multinomial_population import count_summary, draw_population
 from plausible.maths.logspace import log_dirichlet_draws, log_gamma_draws
@@ -95,6 +101,16 @@ class FullConfusion:
     def confusion(values: dict, n_classes: int) -> np.ndarray:
         return values["confusion"]
 
+    @staticmethod
+    def collapsed_statistics(counts: np.ndarray) -> np.ndarray:
+        """``N_j[c]`` ``(annotator, class)``: the row totals of one part's ``counts``."""
+        n_codes, n_classes = counts.shape
+        return counts.reshape(n_codes // n_classes, n_classes, n_classes).sum(axis=1)
+
+    def collapsed_sweep(self, design, a, gamma: int, u, z, counts, class_counts, statistics):
+        return collapsed.full_sweep(design.offsets, design.code, self.beta, a, gamma, u, z,
+                                    counts, statistics, class_counts)
+
 
 class OneCoin:
     """One accuracy per annotator (module). ``prior = (a, b)`` of the Beta prior."""
@@ -128,6 +144,18 @@ class OneCoin:
 
     def values(self, table, state) -> dict:
         return {"accuracy": state}
+
+    @staticmethod
+    def collapsed_statistics(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(R_j, T_j)``: each annotator's right and all labels in one part's ``counts``."""
+        n_codes, n_classes = counts.shape
+        n = counts.reshape(n_codes // n_classes, n_classes, n_classes)  # (annotator, x, c)
+        return np.trace(n, axis1=1, axis2=2).copy(), n.sum(axis=(1, 2))
+
+    def collapsed_sweep(self, design, a, gamma: int, u, z, counts, class_counts, statistics):
+        right, total = statistics
+        return collapsed.one_coin_sweep(design.offsets, design.code, self.a, self.b, a, gamma,
+                                        u, z, counts, right, total, class_counts)
 
     @staticmethod
     def confusion(values: dict, n_classes: int) -> np.ndarray:

@@ -114,6 +114,8 @@ class ChainState:
             kernel_code.count_labels(design.offsets, design.code, z, self.counts[p],
                                      self.class_counts[p], start, stop)
         self.member_state = member_state
+        self.collapsed = (kernel.member.collapsed_statistics(self.counts[0]) if kernel.collapsed
+                          else None)
         self.table = np.empty((design.n_annotators * C, C))
         self.log_pi, self.u = np.empty(C), np.empty(design.n_items)
         self.pool = (ThreadPoolExecutor(max_workers=len(kernel.parts)) if len(kernel.parts) > 1
@@ -132,9 +134,19 @@ class DawidSkeneKernel:
     lazy_variables = ("plausibility",)
 
     def __init__(self, design: Design, member, a, gamma: float, *, n_parts: int = 1,
-                 dtype=np.float32):
+                 dtype=np.float32, collapsed: bool = False):
         self.design, self.member, self.gamma, self.dtype = design, member, float(gamma), dtype
         self.a = np.asarray(a, dtype=np.float64)
+        self.collapsed = bool(collapsed)
+        if self.collapsed:
+            if not hasattr(member, "collapsed_sweep"):
+                raise ValueError(f"{type(member).__name__} has no collapsed sweep; use "
+                                 "sampler='joint'")
+            if self.gamma != round(self.gamma) or self.gamma < 1:
+                raise ValueError(f"the collapsed sampler counts every label reliability times, "
+                                 f"which must be a whole number >= 1 (got {gamma}); use "
+                                 "sampler='joint' for tempering")
+            n_parts = 1  # one item after another: every draw sees all the others' classes
         self.parts = design.parts(max(1, int(n_parts)))
         C, J, N = design.n_classes, design.n_annotators, design.n_items
         self.variables = {
@@ -167,7 +179,10 @@ class DawidSkeneKernel:
             state.pool.shutdown()
 
     def sweep(self, rng, state, out):
-        """The annotator parameters and ``pi`` given the counts, then every item's class."""
+        """The joint scan (the annotator parameters and ``pi`` given the counts, then every
+        item's class) or the collapsed one."""
+        if self.collapsed:
+            return self._collapsed_sweep(rng, state, out)
         design, parts = self.design, self.parts
         state.member_state = self.member.draw(rng, state.counts, self.gamma, state.table,
                                               state.member_state)
@@ -184,6 +199,29 @@ class DawidSkeneKernel:
                                              start, stop)
                            for p, (start, stop) in enumerate(parts)])
         if out is not None:
+            out["class_prior"][...] = np.exp(state.log_pi)
+            for name, value in self.member.values(state.table, state.member_state).items():
+                out[name][...] = value
+            out["classes_changed"][...] = changed
+        return state
+
+    def _collapsed_sweep(self, rng, state, out):
+        """Every item's class given the others' with the parameters integrated out, then the
+        annotator parameters and ``pi`` given the classes (exact), which a kept draw records
+        with the plausibilities at them."""
+        design = self.design
+        state.u[:] = rng.random(design.n_items)
+        changed = self.member.collapsed_sweep(design, self.a, int(self.gamma), state.u, state.z,
+                                              state.counts[0], state.class_counts[0],
+                                              state.collapsed)
+        state.member_state = self.member.draw(rng, state.counts, self.gamma, state.table,
+                                              state.member_state)
+        kernel_code.draw_class_prior(rng, state.class_counts, self.a, state.log_pi,
+                                     state.u[:0])
+        if out is not None:
+            if "plausibility" in out:
+                kernel_code.class_posteriors(design.offsets, design.code, state.table,
+                                             state.log_pi, self.gamma, out["plausibility"])
             out["class_prior"][...] = np.exp(state.log_pi)
             for name, value in self.member.values(state.table, state.member_state).items():
                 out[name][...] = value
@@ -232,7 +270,8 @@ def sample_dawid_skene(labels: Labels, *, member, class_concentration: np.ndarra
                        reliability: float = 1.0, constant_data: dict | None = None,
                        draws: int = 1000, tune: int = DEFAULT_TUNE, chains: int = 4,
                        seed: int | None = None, cores: int | None = None, thin: int = 1,
-                       lazy: bool = False, dtype=np.float32) -> xr.DataTree:
+                       lazy: bool = False, dtype=np.float32, collapsed: bool = False
+                       ) -> xr.DataTree:
     """Sample a member of the Bayesian Dawid–Skene family (module docstring) for ``labels``:
     ``member`` one of :mod:`plausible.inference.dawid_skene_members`, ``class_concentration a
     (class,)``, ``reliability gamma > 0``; ``constant_data`` (name: ``(dims, values)``)
@@ -246,7 +285,8 @@ def sample_dawid_skene(labels: Labels, *, member, class_concentration: np.ndarra
         raise ValueError(f"cores must be a positive integer, got {cores!r}")
     gamma = float(reliability)
     kernel = DawidSkeneKernel(Design(labels), member, class_concentration, gamma,
-                              n_parts=max(1, available // chains), dtype=dtype)
+                              n_parts=max(1, available // chains), dtype=dtype,
+                              collapsed=collapsed)
     constant = xr.Dataset({"reliability": gamma, **(constant_data or {})},
                           coords={"class": labels.classes, "label_class": labels.classes})
     return sample_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,

@@ -141,8 +141,25 @@ def _confusion_layer(model: pm.Model, labels: Labels, rows, *, gamma: float, gib
                            observed=labels.to_dataarray())
 
 
+SAMPLERS = ("joint", "collapsed")
+"""The class sweeps of full Dawid–Skene and one-coin: ``"joint"`` draws the classes given the
+annotator parameters and back; ``"collapsed"`` draws each item's class with the parameters
+integrated out (:mod:`plausible.inference.dawid_skene_collapsed`; whole-number reliability)."""
+
+
+def _sampler(sampler: str, gamma: float) -> bool:
+    """Whether ``sampler`` is the collapsed one (``ValueError`` naming the choices)."""
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+    if sampler == "collapsed" and gamma != round(gamma):
+        raise ValueError(f"the collapsed sampler counts every label reliability times, which "
+                         f"must be a whole number (got {gamma}); use sampler='joint' to temper")
+    return sampler == "collapsed"
+
+
 def _declare_kernel(model: pm.Model, labels: Labels, member, gamma: float,
-                    class_concentration: float, *, compiled: bool, **constant_data) -> None:
+                    class_concentration: float, *, compiled: bool, collapsed: bool = False,
+                    **constant_data) -> None:
     """Declare the family's kernel with ``member``'s annotator half-sweep as the Gibbs build's
     one step (over every free variable, replacing any declared before) and, with
     ``compiled``, as :func:`plausible.sample`'s compiled sampler, whose trace takes per draw
@@ -151,7 +168,8 @@ def _declare_kernel(model: pm.Model, labels: Labels, member, gamma: float,
     C, J = labels.n_classes, labels.n_annotators
     a = np.full(C, float(class_concentration))
     declare_gibbs(model, KernelStep, model.free_RVs, replace=True,
-                  kernel=lambda: DawidSkeneKernel(Design(labels), member, a, gamma))
+                  kernel=lambda: DawidSkeneKernel(Design(labels), member, a, gamma,
+                                                  collapsed=collapsed))
     if not compiled:
         return
     parameters = 8 * (C + 1 + sum(int(np.prod(shape))
@@ -159,11 +177,13 @@ def _declare_kernel(model: pm.Model, labels: Labels, member, gamma: float,
     declare_sampler(model, sample_dawid_skene, form="dense",
                     nbytes_per_draw=parameters + 4 * labels.n_items * C,
                     lazy_nbytes_per_draw=parameters, labels=labels, member=member,
-                    class_concentration=a, reliability=gamma, constant_data=constant_data)
+                    class_concentration=a, reliability=gamma, constant_data=constant_data,
+                    collapsed=collapsed)
 
 
 def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True, compiled: bool = True,
-          confusion_prior: tuple = (4.0, 1.0), class_concentration: float = 1.0) -> pm.Model:
+          confusion_prior: tuple = (4.0, 1.0), class_concentration: float = 1.0,
+          sampler: str = "joint") -> pm.Model:
     """PyMC model of Bayesian Dawid–Skene for ``labels`` (``C >= 2`` classes).
 
     Variables: ``class_prior (class)``, ``confusion (annotator, class, label_class)``,
@@ -172,29 +192,32 @@ def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True, compi
     ``compiled`` (Gibbs build): :func:`plausible.sample` runs the family's kernel in its own
     driver (:mod:`plausible.inference.dawid_skene_sampler`; millions of labels; no
     ``true_class`` in the trace) instead of PyMC's loop with the same kernel as its step.
+    ``sampler``: the kernel's class sweep, one of :data:`SAMPLERS`.
     """
     check_labels(labels)
     beta = confusion_concentration(labels.n_classes, confusion_prior)
     gamma = positive("reliability", reliability)
+    collapsed = _sampler(sampler, gamma)
     with pm.Model(coords={**coords(labels), "label_class": labels.classes}) as model:
         pm.Data("confusion_concentration", beta, dims=("class", "label_class"))
     _confusion_layer(model, labels, beta, gamma=gamma, gibbs=gibbs,
                      class_concentration=class_concentration)
     if gibbs:
         _declare_kernel(model, labels, members.FullConfusion(beta), gamma, class_concentration,
-                        compiled=compiled,
+                        compiled=compiled, collapsed=collapsed,
                         confusion_concentration=(("class", "label_class"), beta))
     return model
 
 
 def build_one_coin(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
                    compiled: bool = True, accuracy_prior: tuple = (4.0, 1.0),
-                   class_concentration: float = 1.0) -> pm.Model:
+                   class_concentration: float = 1.0, sampler: str = "joint") -> pm.Model:
     """PyMC model of the one-coin member (see module): ``accuracy (annotator)``,
     ``class_prior``, ``true_class`` (Gibbs build), ``plausibility (item, class)``.
-    ``compiled``: as :func:`build`."""
+    ``compiled``, ``sampler``: as :func:`build`."""
     check_labels(labels)
     gamma = positive("reliability", reliability)
+    collapsed = _sampler(sampler, gamma)
     a, b = (positive("accuracy_prior", v) for v in accuracy_prior)
     with pm.Model(coords=coords(labels)) as model:
         accuracy = pm.Beta("accuracy", a, b, dims="annotator",
@@ -206,7 +229,7 @@ def build_one_coin(labels: Labels, *, reliability: float = 1.0, gibbs: bool = Tr
                     plausibility=True, reliability=gamma)
     if gibbs:
         _declare_kernel(model, labels, members.OneCoin((a, b)), gamma, class_concentration,
-                        compiled=compiled)
+                        compiled=compiled, collapsed=collapsed)
     declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
                            observed=labels.to_dataarray())
     return model

@@ -1,0 +1,140 @@
+"""The collapsed class sweeps of full Dawid–Skene and one-coin against brute force: the
+class conditional against the ratio of enumerated joint marginals ``p(z, x)`` (parameters
+integrated out in closed form), the chain's class marginals against ``p(z | x)`` enumerated
+over every configuration, and the recorded parameters and plausibilities against the joint
+scan's posterior on the same data."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.special import gammaln
+
+import plausible as pl
+from plausible.inference import dawid_skene_collapsed as collapsed
+from plausible.inference import dawid_skene_members as members
+from plausible.inference.dawid_skene_sampler import Design, DawidSkeneKernel, sample_dawid_skene
+
+from posterior_agreement import assert_same_posterior
+
+
+def log_dm(counts, prior):
+    """log of the Dirichlet-multinomial sequence probability of ``counts`` under ``prior``
+    (last axis), summed over the leading axes."""
+    return float(np.sum(gammaln(prior.sum(-1)) - gammaln(prior.sum(-1) + counts.sum(-1))
+                        + np.sum(gammaln(prior + counts) - gammaln(prior), axis=-1)))
+
+
+def log_joint(labels, z, a, member, gamma):
+    """``log p(z, x)`` with ``pi`` and the annotator parameters integrated out; every label
+    counted ``gamma`` times."""
+    C = labels.n_classes
+    m = np.bincount(z, minlength=C)
+    n = np.zeros((labels.n_annotators, C, C))
+    np.add.at(n, (labels.annotator, z[labels.item], labels.label), gamma)
+    total = log_dm(m.astype(float), a)
+    if isinstance(member, members.FullConfusion):
+        return total + log_dm(n, np.broadcast_to(member.beta, n.shape))
+    right = np.trace(n, axis1=1, axis2=2)
+    wrong = n.sum(axis=(1, 2)) - right
+    prior = np.array([member.a, member.b])
+    return (total + log_dm(np.stack([right, wrong], -1), np.broadcast_to(prior, (len(right), 2)))
+            - wrong.sum() * math.log(C - 1))
+
+
+def small(n_items=6, n_annotators=3, n_classes=3, seed=0, repeat=True):
+    rng = np.random.default_rng(seed)
+    item = np.repeat(np.arange(n_items), 2)
+    annotator = rng.integers(0, n_annotators, item.size)
+    if repeat:  # one annotator labels item 0 twice
+        annotator[:2] = 0
+    label = rng.integers(0, n_classes, item.size)
+    return pl.data.Labels(item, annotator, label, np.arange(n_items), np.arange(n_annotators),
+                          np.arange(n_classes))
+
+
+MEMBERS = {"full": lambda C: members.FullConfusion(np.full((C, C), 1.0) + 2.0 * np.eye(C)),
+           "one-coin": lambda C: members.OneCoin((2.0, 1.5))}
+
+
+@pytest.mark.parametrize("name", list(MEMBERS))
+@pytest.mark.parametrize("gamma", [1, 2])
+def test_each_item_s_class_is_drawn_from_the_ratio_of_joint_marginals(name, gamma):
+    labels = small()
+    C, member = labels.n_classes, MEMBERS[name](labels.n_classes)
+    a = np.array([1.0, 2.0, 1.5])
+    design = Design(labels)
+    z = np.array([0, 1, 2, 0, 1, 2])
+    kernel = DawidSkeneKernel(design, member, a, gamma, collapsed=True)
+    state = kernel.load({"true_class": z}, np.random.default_rng(0))
+    # the first item's conditional, by brute force
+    log_p = np.array([log_joint(labels, np.r_[c, z[1:]], a, member, gamma) for c in range(C)])
+    expected = np.exp(log_p - log_p.max())
+    expected /= expected.sum()
+    # inverse CDF: u just below each cumulative boundary gives that class
+    for c, bound in enumerate(np.cumsum(expected)[:-1]):
+        for u, want in ((bound - 1e-9, c), (bound + 1e-9, c + 1)):
+            s = kernel.load({"true_class": z}, np.random.default_rng(0))
+            uniforms = np.full(labels.n_items, 0.5)
+            uniforms[0] = u
+            member.collapsed_sweep(design, a, gamma, uniforms, s.z, s.counts[0],
+                                   s.class_counts[0], s.collapsed)
+            assert s.z[0] == want, (c, u)
+    # the statistics kept in place equal those counted afresh
+    member.collapsed_sweep(design, a, gamma, np.random.default_rng(1).random(labels.n_items),
+                           state.z, state.counts[0], state.class_counts[0], state.collapsed)
+    fresh = kernel.load({"true_class": state.z}, np.random.default_rng(0))
+    np.testing.assert_array_equal(state.counts, fresh.counts)
+    np.testing.assert_array_equal(state.class_counts, fresh.class_counts)
+    for kept, counted in zip(np.atleast_1d(state.collapsed) if name == "full" else state.collapsed,
+                             np.atleast_1d(fresh.collapsed) if name == "full" else fresh.collapsed):
+        np.testing.assert_array_equal(kept, counted)
+
+
+@pytest.mark.parametrize("name", list(MEMBERS))
+def test_the_chain_s_class_marginals_match_enumeration(name):
+    labels = small(n_items=5, n_classes=2, seed=3)
+    C, member = labels.n_classes, MEMBERS[name](labels.n_classes)
+    a = np.array([1.0, 1.0])
+    configs = np.array(list(itertools.product(range(C), repeat=labels.n_items)))
+    log_p = np.array([log_joint(labels, z, a, member, 1) for z in configs])
+    p = np.exp(log_p - log_p.max())
+    p /= p.sum()
+    expected = np.stack([(p[:, None] * (configs == c)).sum(0) for c in range(C)], -1)
+    trace = sample_dawid_skene(labels, member=member, class_concentration=a, draws=4000,
+                               chains=4, seed=2, tune=50, collapsed=True)
+    # the plausibility of a draw is P(z_i | pi, theta, x): its mean is P(z_i | x)
+    mean = trace.posterior["plausibility"].mean(("chain", "draw")).values
+    np.testing.assert_allclose(mean, expected, atol=0.015)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["dawid-skene", "one-coin"])
+def test_collapsed_and_joint_scans_sample_the_same_posterior(name):
+    labels = pl.data.simulate_glad(80, 6, n_classes=3, seed=4).labels
+    build = pl.models.get(name)
+    joint = pl.sample(build(labels), draws=1500, seed=1, progressbar=False,
+                      check_convergence=False, log_likelihood=False)
+    folded = pl.sample(build(labels, sampler="collapsed"), draws=1500, seed=2,
+                       progressbar=False, check_convergence=False, log_likelihood=False)
+    assert_same_posterior(folded, joint, [v for v in joint.posterior.data_vars])
+
+
+def test_collapsed_sampler_refuses_what_it_cannot_sample():
+    labels = small()
+    design = Design(labels)
+    with pytest.raises(ValueError, match="whole number"):
+        DawidSkeneKernel(design, MEMBERS["full"](3), np.ones(3), 1.5, collapsed=True)
+    mace = members.Mace((1.0, 1.0), np.ones(3), 1)
+    with pytest.raises(ValueError, match="sampler='joint'"):
+        DawidSkeneKernel(design, mace, np.ones(3), 1, collapsed=True)
+
+
+def test_same_seed_same_draws():
+    labels = small(n_items=30, seed=5)
+    runs = [sample_dawid_skene(labels, member=MEMBERS["full"](3), class_concentration=np.ones(3),
+                               draws=20, chains=2, seed=9, collapsed=True, cores=cores)
+            for cores in (1, 2)]
+    for name in runs[0].posterior.data_vars:
+        np.testing.assert_array_equal(runs[0].posterior[name].values, runs[1].posterior[name].values)
