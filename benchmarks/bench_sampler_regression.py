@@ -4,7 +4,8 @@ baseline checkout (an earlier commit), measured in the same run on the same mach
 The paths: the Dawid-Skene family on a million simulated labels (full, MACE, hierarchical,
 lazily computed plausibilities), the hierarchical and the fixed Dirichlet on CIFAR-10H,
 Plackett-Luce and PrIRN on the dermatology rankings, easy/hard on the dentistry data, censored
-ratings on 500 simulated slider items, and the confusion Gibbs coverage study of
+ratings on 500 simulated slider items, the models sampled by their declared PyMC steps
+(annotator-beta on the dentistry data, GLAD and Su on RTE), and the confusion Gibbs coverage study of
 ``plausible.evaluation`` (20 seeds). Each path runs once to compile, then its best of two runs
 is kept (one for Plackett-Luce and the study); each checkout runs in a child process of its
 own with ``PYTHONPATH`` at it. Needs ``PLAUSIBLE_DATA``. Prints both columns and the ratio.
@@ -63,6 +64,13 @@ r = simulate_nig(NIGPrior(2.0, 1.0, 3.0, 8.0), n_items=500, ratings_per_item=10,
 ratings = pl.data.Ratings(r.item, r.annotator, np.clip(np.round(r.score), 0.0, 10.0), r.items, r.annotators, scale=(0.0, 10.0))
 m = pl.models.get("censored-normal-inverse-gamma")(ratings, threshold=5.0, resolution=1.0)
 timed("censored-nig 500x10 4x1000", lambda: pl.sample(m, draws=1000, chains=4, seed=0, log_likelihood=False, check_convergence=False))
+caries = pl.data.load_caries(data)
+m = pl.models.get("annotator-beta")(caries)
+timed("annotator-beta dentistry 4x1000", lambda: pl.sample(m, draws=1000, chains=4, seed=0, log_likelihood=False, check_convergence=False))
+rte = pl.data.load_snow2008("rte", data).annotations
+for name in ("glad", "su-difficulty"):
+    m = pl.models.get(name)(rte)
+    timed(f"{name} rte 4x1000", lambda: pl.sample(m, draws=1000, chains=4, seed=0, log_likelihood=False, check_convergence=False, progressbar=False))
 try:
     from plausible.evaluation.studies import multiclass_coverage_study
 except ImportError:
