@@ -99,7 +99,7 @@ def data_sets(sizes, seed):
         print("PLAUSIBLE_DATA not set: RTE, TEMP, WSD and dentistry skipped")
         return
     for task in ("rte", "temp", "wsd"):
-        yield task.upper(), pl.data.load_snow2008(task, home).labels
+        yield task.upper(), pl.data.load_snow2008(task, home).annotations
     yield "dentistry", pl.data.load_caries(home)
 
 

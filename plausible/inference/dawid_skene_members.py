@@ -32,8 +32,9 @@ independently for every class. The ``g_c`` are kept between sweeps (an augmentat
 ``mu_c`` is stored.
 
 Full Dawid–Skene and one-coin also sweep the classes with their parameters integrated out
-(:mod:`plausible.inference.dawid_skene_collapsed`): ``collapsed_statistics(counts)`` gives
-the sufficient statistics that sweep keeps beside the counts, ``collapsed_sweep(design, a,
+(:mod:`plausible.inference.dawid_skene_collapsed`): ``collapsed_statistics(counts, gamma,
+most)`` gives the sufficient statistics that sweep keeps beside the counts and its tables of
+predictive logs (``most``: labels of the busiest annotator), ``collapsed_sweep(design, a,
 gamma, u, z, counts, class_counts, statistics)`` runs it.
 
 Every member: ``start(n_annotators, n_classes)`` gives a chain's first state (or None),
@@ -101,15 +102,18 @@ class FullConfusion:
     def confusion(values: dict, n_classes: int) -> np.ndarray:
         return values["confusion"]
 
-    @staticmethod
-    def collapsed_statistics(counts: np.ndarray) -> np.ndarray:
-        """``N_j[c]`` ``(annotator, class)``: the row totals of one part's ``counts``."""
+    def collapsed_statistics(self, counts: np.ndarray, gamma: int, most: int) -> tuple:
+        """``N_j[c]`` ``(annotator, class)`` (the row totals of one part's ``counts``) and the
+        predictive log tables up to ``most`` labels of an annotator
+        (:func:`~plausible.inference.dawid_skene_collapsed.log_tables`)."""
         n_codes, n_classes = counts.shape
-        return counts.reshape(n_codes // n_classes, n_classes, n_classes).sum(axis=1)
+        totals = counts.reshape(n_codes // n_classes, n_classes, n_classes).sum(axis=1)
+        return (totals, *collapsed.log_tables(self.beta, gamma, most))
 
     def collapsed_sweep(self, design, a, gamma: int, u, z, counts, class_counts, statistics):
+        totals, log_num, log_den = statistics
         return collapsed.full_sweep(design.offsets, design.code, self.beta, a, gamma, u, z,
-                                    counts, statistics, class_counts)
+                                    counts, totals, class_counts, log_num, log_den)
 
 
 class OneCoin:
@@ -145,17 +149,18 @@ class OneCoin:
     def values(self, table, state) -> dict:
         return {"accuracy": state}
 
-    @staticmethod
-    def collapsed_statistics(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(R_j, T_j)``: each annotator's right and all labels in one part's ``counts``."""
+    def collapsed_statistics(self, counts: np.ndarray, gamma: int, most: int) -> tuple:
+        """``(R_j, T_j)`` (each annotator's right and all labels in one part's ``counts``) and
+        the predictive log tables up to ``most`` labels of an annotator
+        (:func:`~plausible.inference.dawid_skene_collapsed.one_coin_tables`)."""
         n_codes, n_classes = counts.shape
         n = counts.reshape(n_codes // n_classes, n_classes, n_classes)  # (annotator, x, c)
-        return np.trace(n, axis1=1, axis2=2).copy(), n.sum(axis=(1, 2))
+        return (np.trace(n, axis1=1, axis2=2).copy(), n.sum(axis=(1, 2)),
+                *collapsed.one_coin_tables(self.a, self.b, n_classes, gamma, most))
 
     def collapsed_sweep(self, design, a, gamma: int, u, z, counts, class_counts, statistics):
-        right, total = statistics
-        return collapsed.one_coin_sweep(design.offsets, design.code, self.a, self.b, a, gamma,
-                                        u, z, counts, right, total, class_counts)
+        return collapsed.one_coin_sweep(design.offsets, design.code, a, u, z, counts,
+                                        *statistics[:2], class_counts, *statistics[2:])
 
     @staticmethod
     def confusion(values: dict, n_classes: int) -> np.ndarray:

@@ -76,6 +76,7 @@ class Design:
         self.offsets = by_item.offsets
         self.code = (by_item.partner * C + by_item.label).astype(np.int32)
         self.n_items, self.n_annotators, self.n_classes = (labels.n_items, labels.n_annotators, C)
+        self.most_labels = int(np.bincount(labels.annotator, minlength=1).max(initial=0))
 
     def parts(self, n_parts: int) -> list[tuple[int, int]]:
         """``n_parts`` contiguous item ranges with about equal numbers of labels."""
@@ -114,8 +115,9 @@ class ChainState:
             kernel_code.count_labels(design.offsets, design.code, z, self.counts[p],
                                      self.class_counts[p], start, stop)
         self.member_state = member_state
-        self.collapsed = (kernel.member.collapsed_statistics(self.counts[0]) if kernel.collapsed
-                          else None)
+        self.collapsed = (kernel.member.collapsed_statistics(
+            self.counts[0], int(kernel.gamma), kernel.design.most_labels) if kernel.collapsed
+            else None)
         self.table = np.empty((design.n_annotators * C, C))
         self.log_pi, self.u = np.empty(C), np.empty(design.n_items)
         self.pool = (ThreadPoolExecutor(max_workers=len(kernel.parts)) if len(kernel.parts) > 1
@@ -268,18 +270,21 @@ def _steps(n: int, step: int) -> tuple[int, ...]:
 
 def sample_dawid_skene(labels: Labels, *, member, class_concentration: np.ndarray,
                        reliability: float = 1.0, constant_data: dict | None = None,
-                       draws: int = 1000, tune: int = DEFAULT_TUNE, chains: int = 4,
+                       draws: int | str = 1000, tune: int = DEFAULT_TUNE, chains: int = 4,
                        seed: int | None = None, cores: int | None = None, thin: int = 1,
-                       lazy: bool = False, dtype=np.float32, collapsed: bool = False
-                       ) -> xr.DataTree:
+                       lazy: bool = False, dtype=np.float32, collapsed: bool = False,
+                       until=None, max_seconds: float | None = None,
+                       max_draws: int | None = None) -> xr.DataTree:
     """Sample a member of the Bayesian Dawid–Skene family (module docstring) for ``labels``:
     ``member`` one of :mod:`plausible.inference.dawid_skene_members`, ``class_concentration a
     (class,)``, ``reliability gamma > 0``; ``constant_data`` (name: ``(dims, values)``)
     written to the trace's ``constant_data`` beside the reliability. ``lazy``: compute the
     plausibilities from the stored parameters when read instead of storing them. ``cores``:
     threads (default ``min(chains, CPUs)``, or all CPUs split over the chains' items when
-    there are more CPUs than chains); the draws do not depend on it. Returns the trace
-    described in the module docstring."""
+    there are more CPUs than chains); the draws do not depend on it. ``draws="auto"`` with
+    ``until``, ``max_seconds``, ``max_draws``: as
+    :func:`~plausible.inference.driver.sample_kernel`. Returns the trace described in the
+    module docstring."""
     available = available_cores() if cores is None else int(cores)
     if available < 1:
         raise ValueError(f"cores must be a positive integer, got {cores!r}")
@@ -290,7 +295,8 @@ def sample_dawid_skene(labels: Labels, *, member, class_concentration: np.ndarra
     constant = xr.Dataset({"reliability": gamma, **(constant_data or {})},
                           coords={"class": labels.classes, "label_class": labels.classes})
     return sample_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
-                         cores=min(chains, available), lazy=lazy,
+                         cores=min(chains, available), lazy=lazy, until=until,
+                         max_seconds=max_seconds, max_draws=max_draws,
                          coords={"item": labels.items, "class": labels.classes,
                                  "annotator": labels.annotators, "label_class": labels.classes},
                          constant_data=constant)
