@@ -87,8 +87,8 @@ def data_for_model(data, entry):
 
 
 def aggregate(data, model: str | None = None, *, reliability: float | None = None,
-              draws: int = 1000, chains: int = 4, seed: int | None = None,
-              format: str | None = None, item: str | None = None, annotator: str | None = None,
+              draws: int | str = 1000, chains: int = 4, seed: int | None = None,
+              max_seconds: float | None = None, format: str | None = None, item: str | None = None, annotator: str | None = None,
               label: str | None = None, score: str | None = None, rank: str | None = None,
               progressbar: bool = False, **options) -> Aggregation:
     """Fit an aggregation model to annotations and return its posterior as an
@@ -105,8 +105,9 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         (:data:`DEFAULT_MODELS`). Labels given to a votes model are counted per item.
     reliability : float, optional
         The model's reliability ``gamma`` (its own default when None).
-    draws, chains, seed
-        As :func:`plausible.sample`; a seed makes the result reproducible.
+    draws, chains, seed, max_seconds
+        As :func:`plausible.sample` (``draws="auto"`` extends the chains until they
+        converge); a seed makes the result reproducible.
     **options
         Passed to the model's builder (e.g. ``threshold=`` for ratings, ``alpha=``).
     """
@@ -128,7 +129,7 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         pymc_log.setLevel(max(level, logging.WARNING))
     try:
         trace = sample(built, draws=draws, chains=chains, seed=seed, progressbar=progressbar,
-                       check_convergence=False)
+                       check_convergence=False, max_seconds=max_seconds)
     finally:
         pymc_log.setLevel(level)
     return Aggregation(trace=trace, model=name, data=fitted, default=model is None,

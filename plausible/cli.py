@@ -71,6 +71,16 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _draws(text: str) -> int | str:
+    """``auto`` or a whole number >= 1."""
+    if text == "auto":
+        return text
+    try:
+        return _positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a whole number >= 1, got {text!r}") from None
+
+
 def _number(text: str) -> float:
     try:
         return float(text)
@@ -164,6 +174,9 @@ def aggregate(args) -> int:
         raise UsageError(f"--store/--scheduler/--workers shard items, which needs a model whose "
                          f"items are independent; {name!r} is not (use "
                          f"{', '.join(models.available().query('item_independent').index)})")
+    if sharded and args.draws == "auto":
+        raise UsageError("--draws auto extends chains until they converge, which sharded runs "
+                         "(--store/--scheduler/--workers) do not do: pass a number of draws")
     start = time.perf_counter()
     temporary_store = None
     try:
@@ -173,6 +186,7 @@ def aggregate(args) -> int:
         else:
             result = aggregation.aggregate(annotations, name, draws=args.draws,
                                            chains=args.chains, seed=args.seed,
+                                           max_seconds=args.max_seconds,
                                            progressbar=not args.no_progress, **options)
         frame = result.to_frame()
         from plausible.diagnostics import convergence_report
@@ -283,7 +297,10 @@ def _print_summary(console, args, result, frame, description, elapsed, checked, 
     chosen = " (default for the format)" if args.model is None else ""
     sizes = result.plausibility.sizes
     console.print(f"[bold]{description}[/]: {sizes['item']} items, {sizes['class']} classes; "
-                  f"{result.model} model{chosen}; {args.chains} chains x {args.draws} draws")
+                  f"{result.model} model{chosen}; {args.chains} chains x "
+                  f"{result.trace.posterior.sizes['draw']} draws"
+                  + (f" (--draws auto: {result.trace.posterior.attrs.get('draws_stopped_by', '')})"
+                     if args.draws == "auto" else ""))
     table = Table(title="Certainty of the top class per item")
     for column in ("", "mean over items", f"items < {args.threshold_certainty:g}", "min"):
         table.add_column(column, justify="right")
@@ -462,7 +479,11 @@ def build_parser() -> argparse.ArgumentParser:
     agg.add_argument("--resolution", type=_positive_float, default=None,
                      help="ratings: recorded to this step (1 for an integer slider), for "
                      "censored-normal-inverse-gamma")
-    agg.add_argument("--draws", type=_positive_int, default=1000, help="draws per chain (1000)")
+    agg.add_argument("--draws", type=_draws, default=1000,
+                     help="draws per chain (1000), or 'auto': extend the chains until they "
+                     "converge (R-hat <= 1.01, ESS >= 100 per chain) or --max-seconds pass")
+    agg.add_argument("--max-seconds", type=_positive_float, default=None,
+                     help="with --draws auto: stop extending after this many seconds")
     agg.add_argument("--chains", type=_positive_int, default=4, help="number of chains (4)")
     agg.add_argument("--seed", type=int, default=0, help="random seed; same seed, same draws (0)")
     agg.add_argument("--certainty-threshold", dest="threshold_certainty", type=float,

@@ -33,8 +33,9 @@ import pandas as pd
 
 from plausible import models as registry
 from plausible.aggregation import Aggregation, aggregate, as_annotations, data_for_model
-from plausible.diagnostics.convergence import NOT_CONVERGED
+from plausible.diagnostics.convergence import NOT_CONVERGED, rhat_text
 from plausible.diagnostics.leave_one_out import loo
+from plausible.inference.sampling import AutoDrawsUnavailable
 
 MISSED = 0.025
 """Mid p-values below ``MISSED`` or above ``1 - MISSED`` count as missed."""
@@ -88,7 +89,7 @@ class Comparison:
         axes[0].set(yticks=y, yticklabels=table.index, xlabel="elpd behind the best (± se)",
                     title="LOO")
         axes[1].barh(y, table["predictive entries missed"].fillna(0).to_numpy())
-        axes[1].set(yticks=y, yticklabels=[], xlabel=f"entries with mid p < {MISSED} or "
+        axes[1].set(yticks=y, yticklabels=table.index, xlabel=f"entries with mid p < {MISSED} or "
                     f"> {1 - MISSED}", title="posterior predictive checks")
         for name in table.index:
             values = np.sort(self.fits[name].labels()["certainty_top1"].to_numpy())
@@ -149,15 +150,18 @@ def _check_rows(name: str, check) -> list[dict]:
     return rows
 
 
-def compare(data, models, *, seed: int | None = 0, draws: int = 1000, chains: int = 4,
-            check_draws: int = 200, **columns) -> Comparison:
+def compare(data, models, *, seed: int | None = 0, draws: int | str = "auto", chains: int = 4,
+            check_draws: int = 200, max_seconds: float | None = None, **columns) -> Comparison:
     """Fit each of ``models`` to ``data`` and compare them (module docstring).
 
     ``data``: anything :func:`plausible.aggregate` takes; ``columns`` (``item=``,
     ``annotator=``, ``label=``, ...) name a long table's columns. ``models``: registry names
     (``["dawid-skene", "mace"]``) or ``{name: model}`` / ``{name: (model, options)}`` to
-    compare variants of one model. Every fit uses ``seed``, ``draws`` and ``chains``; the
-    predictive checks replicate ``check_draws`` data sets.
+    compare variants of one model. Every fit uses ``seed``, ``draws`` and ``chains``
+    (``draws="auto"``, the default: each model's chains are extended until they converge or
+    ``max_seconds`` pass, since LOO ranks only converged fits; a model sampled by
+    ``pm.sample`` gets 1000); each model is fitted once. The predictive checks replicate
+    ``check_draws`` data sets.
     """
     candidates = _candidates(models)
     annotations = as_annotations(data, **columns)
@@ -165,16 +169,25 @@ def compare(data, models, *, seed: int | None = 0, draws: int = 1000, chains: in
         data_for_model(annotations, registry.entry(model))
     fits, checks, convergence, certainty, notes, predictive = {}, [], {}, {}, [], {}
     for name, (model, options) in candidates.items():
-        fit = aggregate(annotations, model, seed=seed, draws=draws, chains=chains, **options)
+        try:
+            fit = aggregate(annotations, model, seed=seed, draws=draws, chains=chains,
+                            max_seconds=max_seconds, **options)
+        except AutoDrawsUnavailable:  # raised before sampling: nothing is fitted twice
+            notes.append(f"{name}: sampled by pm.sample, which cannot extend its chains: "
+                         "1000 draws")
+            fit = aggregate(annotations, model, seed=seed, draws=1000, chains=chains, **options)
         fits[name] = fit
         check = predictive[name] = fit.check(draws=check_draws, seed=seed)
         if check.predictive is None:
             notes.append(f"{name}: no posterior predictive check ({check.predictive_note})")
         checks += _check_rows(name, check)
-        table = check.convergence.table
-        convergence[name] = {"status": check.convergence.status,
+        report = check.convergence
+        table = report.table
+        convergence[name] = {"status": report.status,
                              "max_rhat": float(table["max_rhat"].max()),
-                             "min_ess_bulk": float(table["min_ess_bulk"].min())}
+                             "min_ess_bulk": float(table["min_ess_bulk"].min()),
+                             "draws": int(fit.trace.posterior.sizes["draw"]),
+                             "worst": _worst_quantity(report)}
         top1 = fit.labels()["certainty_top1"]
         certainty[name] = {"mean_certainty_top1": float(top1.mean()),
                            f"items_below_{CERTAIN}": int((top1 < CERTAIN).sum())}
@@ -185,6 +198,20 @@ def compare(data, models, *, seed: int | None = 0, draws: int = 1000, chains: in
     return Comparison(fits, loo, check_table,
                       pd.DataFrame(convergence).T.rename_axis("model"),
                       pd.DataFrame(certainty).T.rename_axis("model"), notes, predictive)
+
+
+def _worst_quantity(report) -> str:
+    """The failing variable with the highest R-hat, its worst element and its numbers ("" when
+    none fails)."""
+    failing = report.table[report.table["status"] == NOT_CONVERGED]
+    if failing.empty:
+        return ""
+    name = failing["max_rhat"].idxmax()
+    row = failing.loc[name]
+    at = f" at {row.worst}" if row.worst else ""
+    return (f"{name}{at} R-hat {rhat_text(row.max_rhat, report.rhat_max)}, bulk ESS "
+            f"{row.min_ess_bulk:.0f}, tail ESS {row.min_ess_tail:.0f} after {report.n_chains} x "
+            f"{report.n_draws} draws")
 
 
 def _pareto_warning(caught) -> bool:
@@ -199,7 +226,9 @@ def _loo_table(fits, convergence, notes) -> pd.DataFrame:
     results = {}
     for name, fit in fits.items():
         if convergence[name]["status"] == NOT_CONVERGED:
-            notes.append(f"{name}: left out of LOO (not converged)")
+            notes.append(f"{name}: left out of LOO, not converged: {convergence[name]['worst']} "
+                         "(its elpd would describe the chains, not the model; draws='auto' "
+                         "or more draws)")
         elif "log_likelihood" not in fit.trace.children:
             notes.append(f"{name}: left out of LOO (no per-item log-likelihood in its trace)")
         else:
@@ -222,12 +251,15 @@ def _loo_table(fits, convergence, notes) -> pd.DataFrame:
     share = {name: float((np.asarray(result.pareto_k) > PARETO_K).mean())
              for name, result in results.items()}
     table = table.assign(**{f"share_k_above_{PARETO_K}": pd.Series(share)})
-    for name, value in share.items():
-        if value > 0:
+    for name, result in results.items():
+        k = np.asarray(result.pareto_k)
+        high = int((k > PARETO_K).sum())
+        if high:
             [pointwise] = fits[name].trace["log_likelihood"].data_vars.values()
             unit = "ratings" if "rating" in pointwise.dims else "items"  # ratings: per rating
-            notes.append(f"{name}: {value:.0%} of {unit} have Pareto k > {PARETO_K} (their LOO "
-                         "terms are unreliable)")
+            notes.append(f"{name}: {high} of {k.size} {unit} ({high / k.size:.2%}) have Pareto "
+                         f"k > {PARETO_K}: their LOO terms are unreliable, and so is the elpd "
+                         "if they are many")
     return table[columns].rename_axis("model")
 
 

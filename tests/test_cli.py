@@ -226,8 +226,23 @@ def bad_cases(tmp_path):
         ("sharding a dependent model", [labels, "--model", "glad", "--workers", 2, "-o", out],
          ["glad", "independent"], out),
         ("negative reliability", [labels, "--reliability", -1, "-o", out], ["--reliability"], out),
+        ("draws neither auto nor a number", [labels, "--draws", "many", "-o", out],
+         ["--draws", "'auto'"], out),
         ("unknown column", [labels, "--label", "answer", "-o", out], ["answer", "columns"], out),
     ]
+
+
+def test_draws_auto_extends_until_converged_and_refuses_shards(tmp_path, capsys):
+    crowd_table().to_csv(tmp_path / "labels.csv", index=False)
+    code, out, _ = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "labels.csv", "--model",
+                                              "dawid-skene", "--draws", "auto", "--chains", 2,
+                                              "--no-progress", "-o", tmp_path / "out.csv"])
+    assert code == 0 and "(--draws auto: converged)" in out
+    code, _, err = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "labels.csv", "--model",
+                                              "dirichlet", "--draws", "auto", "--workers", 2,
+                                              "-o", tmp_path / "sharded.csv"])
+    assert code == 2 and "--draws auto" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "sharded.csv").exists()
 
 
 def test_every_bad_input_exits_2_with_one_line_naming_the_culprit(tmp_path, capsys):

@@ -11,6 +11,7 @@ from plausible.diagnostics.annotation_predictive import (
     AnnotationPredictiveCheck,
     annotation_predictive_check,
 )
+from plausible.diagnostics.chain_modes import chain_modes
 from plausible.diagnostics.convergence import ConvergenceReport, convergence_report
 from plausible.diagnostics.estimators import (
     ConvergenceDiagnostics,
@@ -42,6 +43,7 @@ __all__ = [
     "VotePredictiveCheck",
     "accuracy_study",
     "annotation_predictive_check",
+    "chain_modes",
     "convergence_diagnostics",
     "convergence_report",
     "loo",

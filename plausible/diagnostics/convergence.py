@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from plausible.diagnostics.chain_modes import chain_modes
 from plausible.diagnostics.estimators import convergence_diagnostics
 
 MIN_CHAINS = 2
@@ -38,8 +39,11 @@ class ConvergenceReport:
 
     ``table`` is indexed by variable with columns ``status`` (``"converged"``, ``"not
     converged"``, ``"not assessed"`` or ``"exact draws"``), ``max_rhat``, ``min_ess_bulk``,
-    ``min_ess_tail`` (NaN where not computed) and ``reason`` (why a variable is not assessed
-    or fails); ``n_chains``, ``n_draws`` are the trace's.
+    ``min_ess_tail`` (NaN where not computed), ``worst`` (the element with the highest R-hat,
+    e.g. ``"item='a', class='b'"``; empty for a scalar) and ``reason`` (why a variable is not
+    assessed or fails); ``n_chains``, ``n_draws`` are the trace's, ``seconds`` the sampling
+    time the trace records (``posterior.attrs["sampling_seconds"]``; None if it records none),
+    which gives ESS per second.
     """
 
     table: pd.DataFrame
@@ -47,6 +51,11 @@ class ConvergenceReport:
     ess_min: float
     n_chains: int
     n_draws: int
+    seconds: float | None = None
+    modes: pd.DataFrame | None = None
+    """Items on whose most plausible class the chains disagree
+    (:func:`plausible.diagnostics.chain_modes`; None where not read: no dense stored
+    plausibilities, or one chain)."""
 
     @property
     def status(self) -> str:
@@ -81,15 +90,20 @@ class ConvergenceReport:
             return (f"Exact independent posterior draws ({self.n_chains} x {self.n_draws}): no "
                     "Markov chain, nothing to converge.")
         if status == CONVERGED:
-            return f"Converged: all {n} variables pass ({thresholds})."
+            return "\n".join([f"Converged: all {n} variables pass ({thresholds}).",
+                              *self._modes_text()])
         lines = []
         failing = self.table[self.table["status"] == NOT_CONVERGED]
         if not failing.empty:
             lines.append(f"Not converged: {len(failing)} of {n} variables fail ({thresholds}); "
                          "draw more samples or check the model before trusting these results:")
             for name, row in failing.iterrows():
-                lines.append(f"  {name}: max R-hat {row.max_rhat:.3f}, min bulk ESS "
-                             f"{row.min_ess_bulk:.0f}, min tail ESS {row.min_ess_tail:.0f}")
+                rate = ("" if not self.seconds else
+                        f" ({row.min_ess_bulk / self.seconds:.3g} per second)")
+                at = f" at {row.worst}" if row.worst else ""
+                lines.append(f"  {name}: max R-hat {rhat_text(row.max_rhat, self.rhat_max)}{at}, "
+                             f"min bulk ESS {row.min_ess_bulk:.0f}{rate}, min tail ESS "
+                             f"{row.min_ess_tail:.0f}")
         unassessed = self.table[self.table["status"] == NOT_ASSESSED]
         if not unassessed.empty:
             head = ("Not assessed" if failing.empty and len(unassessed) == n else
@@ -97,15 +111,54 @@ class ConvergenceReport:
             lines.append(f"{head}: convergence was not measured, so it is not claimed:")
             for reason, group in unassessed.groupby("reason", sort=False):
                 lines.append(f"  {', '.join(map(str, group.index))}: {reason}")
-        return "\n".join(lines)
+        return "\n".join([*lines, *self._modes_text()])
+
+    def _modes_text(self) -> list[str]:
+        if self.modes is None or self.modes.empty:
+            return []
+        shown = []
+        for _, row in self.modes.head(5).iterrows():
+            chains = "; ".join(f"chain {c}: {row[f'mode_{c}']!r} {row[f'plausibility_{c}']:.2f}"
+                               for c in range(self.n_chains))
+            shown.append(f"  item {row['item']!r}: {chains}")
+        more = f" (the {len(shown)} widest shown)" if len(self.modes) > len(shown) else ""
+        return [f"Chains disagree on the most plausible class of {len(self.modes)} items"
+                f"{more}: a chain in another mode, which more draws or a dispersed restart "
+                "should resolve:", *shown]
 
     def __str__(self) -> str:
         return self.text
 
 
-def _row(status, reason="", rhat=np.nan, bulk=np.nan, tail=np.nan) -> dict:
+def rhat_text(value: float, threshold: float) -> str:
+    """``value`` with at least 3 decimals and as many more as it takes to read on the same
+    side of ``threshold`` as it is (1.0104 against 1.01 prints as ``1.0104``, not ``1.010``)."""
+    for digits in range(3, 10):
+        text = f"{value:.{digits}f}"
+        if (float(text) > threshold) == (value > threshold):
+            return text
+    return repr(value)
+
+
+def _worst(da, rhat: np.ndarray) -> str:
+    """The element of ``da`` (dims ``chain, draw, ...``) with the highest R-hat, by its
+    coordinates (or positions where a dim has none)."""
+    if rhat.ndim == 0:
+        return ""
+    index = np.unravel_index(np.nanargmax(rhat), rhat.shape)
+    parts = []
+    for dim, i in zip(da.dims[2:], index):
+        if dim in da.coords:
+            label = da[dim].values[i]
+            parts.append(f"{dim}={getattr(label, 'item', lambda: label)()!r}")
+        else:
+            parts.append(f"{dim}={i}")
+    return ", ".join(parts)
+
+
+def _row(status, reason="", rhat=np.nan, bulk=np.nan, tail=np.nan, worst="") -> dict:
     return {"status": status, "max_rhat": rhat, "min_ess_bulk": bulk, "min_ess_tail": tail,
-            "reason": reason}
+            "worst": worst, "reason": reason}
 
 
 def convergence_report(
@@ -148,7 +201,8 @@ def convergence_report(
         elif da.size == 0:
             rows[name] = _row(NOT_ASSESSED, "no values (0 elements)")
         else:
-            diag = convergence_diagnostics(da.transpose("chain", "draw", ...).values)
+            da = da.transpose("chain", "draw", ...)
+            diag = convergence_diagnostics(da.values)
             if np.isnan(diag.rhat).all():
                 rows[name] = _row(NOT_ASSESSED, "constant in every draw")
                 continue
@@ -156,9 +210,14 @@ def convergence_report(
                                 float(np.nanmin(diag.ess_tail)))
             passed = rhat <= rhat_max and bulk >= ess_min and tail >= ess_min
             rows[name] = _row(CONVERGED if passed else NOT_CONVERGED,
-                              "" if passed else "thresholds not met", rhat, bulk, tail)
+                              "" if passed else "thresholds not met", rhat, bulk, tail,
+                              _worst(da, np.asarray(diag.rhat)))
     table = pd.DataFrame.from_dict(rows, orient="index",
                                    columns=["status", "max_rhat", "min_ess_bulk", "min_ess_tail",
-                                            "reason"])
+                                            "worst", "reason"])
+    seconds = posterior.attrs.get("sampling_seconds")
+    readable = ("plausibility" in names and "class" in posterior["plausibility"].dims
+                and "plausibility" not in computed_when_read and not exact and not too_few)
     return ConvergenceReport(table=table, rhat_max=rhat_max, ess_min=ess_min, n_chains=n_chains,
-                             n_draws=n_draws)
+                             n_draws=n_draws, seconds=None if seconds is None else float(seconds),
+                             modes=chain_modes(trace) if readable else None)

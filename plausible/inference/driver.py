@@ -7,7 +7,7 @@ What every sampler needs and no kernel re-solves:
   never on the number of threads;
 * **chains in threads** — the kernels release the GIL (:func:`plausible.inference.chains.run_chains`);
 * **warm-up and thinning** — ``tune`` sweeps are discarded, then every ``thin``-th sweep is
-  kept (:func:`kernel_blocks`, the package's one such loop); independent kernels (exact
+  kept (:class:`Chains`, the package's one such loop); independent kernels (exact
   draws) have neither;
 * **preallocated draws** — ``(chain, draw, ...)`` arrays of every recorded variable, written
   in place by the kept sweeps, all at once or a block of draws at a time (each chain's state
@@ -20,7 +20,8 @@ What every sampler needs and no kernel re-solves:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 import xarray as xr
@@ -35,47 +36,46 @@ def _positive(name: str, value) -> int:
     return int(value)
 
 
-def kernel_blocks(kernel: Kernel, *, draws: int, chains: int, seed=None, tune: int | None = None,
-                  thin: int | None = None, cores: int | None = None, skip=(),
-                  block_draws: int | None = None) -> Iterator[tuple[slice, dict[str, np.ndarray]]]:
-    """Run ``chains`` chains of ``kernel`` and yield their draws a block at a time:
-    ``(draws_slice, {name: (chain, block, *shape)})`` for every variable and statistic of the
-    kernel except those in ``skip``, ``block_draws`` kept draws per block (all by default).
-    Each chain keeps its generator and state from block to block, so the draws do not depend
-    on the block size; the last block also holds the per-chain statistics (``chain_stats``,
-    ``{name: (chain, *shape)}``, written by ``kernel.finish(state, out)`` after the last
-    sweep).
+class Chains:
+    """``chains`` chains of ``kernel``, run a block of kept draws at a time (:meth:`draw`),
+    each keeping its generator and state between blocks, so the draws do not depend on how
+    a run is cut into blocks.
 
-    A chain runs ``tune`` warm-up sweeps (default the kernel's), then keeps every ``thin``-th
-    sweep (default the kernel's). An independent kernel (``independent = True``: every draw
-    exact, whatever the state) has neither: one sweep writes the whole block of a chain.
-    ``cores``: threads (default ``min(chains, CPUs)``, at most the kernel's ``max_threads``
-    where it sets one); the draws do not depend on it."""
-    draws, chains = _positive("draws", draws), _positive("chains", chains)
-    tune = kernel.default_tune if tune is None else int(tune)
-    if tune < 0:
-        raise ValueError(f"tune must be a whole number >= 0, got {tune!r}")
-    thin = _positive("thin", kernel.default_thin if thin is None else thin)
-    block_draws = draws if block_draws is None else min(_positive("block_draws", block_draws), draws)
-    independent = getattr(kernel, "independent", False)
-    recorded = {name: v for name, v in {**kernel.variables, **kernel.stats}.items()
-                if name not in skip}
-    chain_stats = getattr(kernel, "chain_stats", {})
-    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(chains)]
-    states: list = [None] * chains
-    started = [False] * chains
-    threads = min(chains, available_cores() if cores is None else _positive("cores", cores),
-                  getattr(kernel, "max_threads", chains))
+    A chain's first block starts with ``tune`` warm-up sweeps (default the kernel's); then
+    every ``thin``-th sweep (default the kernel's) is kept. An independent kernel
+    (``independent = True``: every draw exact, whatever the state) has neither: one sweep
+    writes a chain's whole block. Chain ``c`` draws every random number from child ``c`` of
+    ``SeedSequence(seed)``; ``cores``: threads (default ``min(chains, CPUs)``, at most the
+    kernel's ``max_threads`` where it sets one); the draws do not depend on it. ``skip``:
+    variables not recorded. :meth:`finish` gives the per-chain statistics, :meth:`close`
+    releases what the chains hold (also on leaving a ``with`` block)."""
 
-    def chain(c, first, n, values, *, stop):
-        rng = rngs[c]
-        if not started[c]:
-            states[c], started[c] = kernel.start(rng), True
-        if independent:
-            states[c] = kernel.sweep(rng, states[c], {name: a[c] for name, a in values.items()})
+    def __init__(self, kernel: Kernel, *, chains: int, seed=None, tune: int | None = None,
+                 thin: int | None = None, cores: int | None = None, skip=()):
+        self.kernel, self.n_chains = kernel, _positive("chains", chains)
+        self.tune = kernel.default_tune if tune is None else int(tune)
+        if self.tune < 0:
+            raise ValueError(f"tune must be a whole number >= 0, got {tune!r}")
+        self.thin = _positive("thin", kernel.default_thin if thin is None else thin)
+        self.recorded = {name: v for name, v in {**kernel.variables, **kernel.stats}.items()
+                         if name not in skip}
+        self.rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(chains)]
+        self.states: list = [None] * chains
+        self.started = [False] * chains
+        self.kept = 0
+        self.threads = min(chains, available_cores() if cores is None else _positive("cores", cores),
+                           getattr(kernel, "max_threads", chains))
+
+    def _chain(self, c, n, values, *, stop):
+        kernel, rng = self.kernel, self.rngs[c]
+        if not self.started[c]:
+            self.states[c], self.started[c] = kernel.start(rng), True
+        if getattr(kernel, "independent", False):
+            self.states[c] = kernel.sweep(rng, self.states[c],
+                                          {name: a[c] for name, a in values.items()})
             return
-        warm_up = first == 0  # only the first block starts with the warm-up sweeps
-        state = states[c]
+        warm_up = self.kept == 0  # only the first block starts with the warm-up sweeps
+        tune, thin, state = self.tune, self.thin, self.states[c]
         for t in range(tune * warm_up + n * thin):
             if stop.is_set():
                 return
@@ -85,27 +85,61 @@ def kernel_blocks(kernel: Kernel, *, draws: int, chains: int, seed=None, tune: i
                 state = kernel.sweep(rng, state, {name: a[c, d, ...] for name, a in values.items()})
             else:
                 state = kernel.sweep(rng, state, None)
-        states[c] = state
+        self.states[c] = state
 
-    try:
+    def draw(self, n: int) -> dict[str, np.ndarray]:
+        """The next ``n`` kept draws of every chain: ``{name: (chain, n, *shape)}``."""
+        n = _positive("draws", n)
+        values = {name: np.zeros((self.n_chains, n, *v.shape), dtype=v.dtype)
+                  for name, v in self.recorded.items()}
+        run_chains(lambda c, *, stop: self._chain(c, n, values, stop=stop),
+                   [(c,) for c in range(self.n_chains)], self.threads)
+        self.kept += n
+        return values
+
+    def finish(self) -> dict[str, np.ndarray]:
+        """``{name: (chain, *shape)}``: the kernel's per-chain statistics (``chain_stats``,
+        written by ``kernel.finish(state, out)``) after the draws so far."""
+        stats = getattr(self.kernel, "chain_stats", {})
+        values = {name: np.zeros((self.n_chains, *v.shape), dtype=v.dtype)
+                  for name, v in stats.items()}
+        for c in range(self.n_chains):
+            if stats:
+                self.kernel.finish(self.states[c], {name: values[name][c, ...] for name in stats})
+        return values
+
+    def close(self) -> None:
+        close = getattr(self.kernel, "close", None)
+        if close is not None:
+            for c in range(self.n_chains):
+                if self.started[c]:
+                    close(self.states[c])
+                    self.started[c] = False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def kernel_blocks(kernel: Kernel, *, draws: int, chains: int, seed=None, tune: int | None = None,
+                  thin: int | None = None, cores: int | None = None, skip=(),
+                  block_draws: int | None = None) -> Iterator[tuple[slice, dict[str, np.ndarray]]]:
+    """``draws`` kept draws of :class:`Chains` of ``kernel``, a block at a time:
+    ``(draws_slice, {name: (chain, block, *shape)})`` for every variable and statistic of the
+    kernel except those in ``skip``, ``block_draws`` per block (all by default); the last
+    block also holds the per-chain statistics (``{name: (chain, *shape)}``)."""
+    draws = _positive("draws", draws)
+    block_draws = draws if block_draws is None else min(_positive("block_draws", block_draws), draws)
+    with Chains(kernel, chains=chains, seed=seed, tune=tune, thin=thin, cores=cores,
+                skip=skip) as run:
         for first in range(0, draws, block_draws):
             n = min(block_draws, draws - first)
-            values = {name: np.zeros((chains, n, *v.shape), dtype=v.dtype)
-                      for name, v in recorded.items()}
-            run_chains(lambda c, *, stop: chain(c, first, n, values, stop=stop),
-                       [(c,) for c in range(chains)], threads)
-            if first + n == draws and chain_stats:
-                for name, v in chain_stats.items():
-                    values[name] = np.zeros((chains, *v.shape), dtype=v.dtype)
-                for c in range(chains):
-                    kernel.finish(states[c], {name: values[name][c, ...] for name in chain_stats})
+            values = run.draw(n)
+            if first + n == draws:
+                values.update(run.finish())
             yield slice(first, first + n), values
-    finally:
-        close = getattr(kernel, "close", None)
-        if close is not None:
-            for c in range(chains):
-                if started[c]:
-                    close(states[c])
 
 
 def run_kernel(kernel: Kernel, *, draws: int, chains: int, seed=None, tune: int | None = None,
@@ -117,6 +151,50 @@ def run_kernel(kernel: Kernel, *, draws: int, chains: int, seed=None, tune: int 
     [(_, values)] = kernel_blocks(kernel, draws=draws, chains=chains, seed=seed, tune=tune,
                                   thin=thin, cores=cores, skip=skip)
     return values
+
+
+AUTO = "auto"
+"""``draws="auto"``: extend the chains until they converge (:func:`run_until`)."""
+AUTO_FIRST_DRAWS = 250
+"""Kept draws per chain of the first block of an ``"auto"`` run; each later block doubles
+the run (so the run is at most about twice as long as it needed to be, with a check after
+each block)."""
+
+
+def run_until(kernel: Kernel, *, chains: int, until, seed=None, tune: int | None = None,
+              thin: int | None = None, cores: int | None = None, skip=(),
+              max_seconds: float | None = None, max_draws: int | None = None,
+              first_draws: int = AUTO_FIRST_DRAWS) -> tuple[dict[str, np.ndarray], str]:
+    """Run :class:`Chains` of ``kernel`` in blocks (``first_draws`` kept draws per chain, then
+    as many again as drawn so far) until ``until(values)`` is true (``values``: the
+    kernel's recorded variables so far, ``(chain, draw, ...)`` arrays), ``max_seconds`` have passed (checked after
+    each block) or ``max_draws`` per chain are drawn. Returns the draws (with the per-chain
+    statistics, as :func:`run_kernel`) and what stopped the run: ``"converged"``,
+    ``"max_seconds"`` or ``"max_draws"``."""
+    if max_draws is not None:
+        max_draws = _positive("max_draws", max_draws)
+    start = time.perf_counter()
+    blocks: list[dict[str, np.ndarray]] = []
+    with Chains(kernel, chains=chains, seed=seed, tune=tune, thin=thin, cores=cores,
+                skip=skip) as run:
+        n = _positive("first_draws", first_draws)
+        while True:
+            if max_draws is not None:
+                n = min(n, max_draws - run.kept)
+            blocks.append(run.draw(n))
+            values = {name: np.concatenate([b[name] for b in blocks], axis=1)
+                      for name in blocks[0]}
+            blocks = [values]
+            if until({name: values[name] for name in kernel.variables if name in values}):
+                stopped = "converged"
+            elif max_seconds is not None and time.perf_counter() - start >= max_seconds:
+                stopped = "max_seconds"
+            elif max_draws is not None and run.kept >= max_draws:
+                stopped = "max_draws"
+            else:
+                n = run.kept
+                continue
+            return {**values, **run.finish()}, stopped
 
 
 def assemble(posterior: xr.Dataset, *, sample_stats: xr.Dataset | None = None,
@@ -139,26 +217,43 @@ def assemble(posterior: xr.Dataset, *, sample_stats: xr.Dataset | None = None,
     return xr.DataTree.from_dict(groups)
 
 
-def sample_kernel(kernel: Kernel, *, draws: int = 1000, chains: int = 4, seed=None,
+def sample_kernel(kernel: Kernel, *, draws: int | str = 1000, chains: int = 4, seed=None,
                   tune: int | None = None, thin: int | None = None, cores: int | None = None,
                   coords: Mapping | None = None,
                   constant_data: xr.Dataset | Mapping | None = None, lazy: bool = False,
-                  attrs: Mapping | None = None) -> xr.DataTree:
+                  attrs: Mapping | None = None, until: Callable | None = None,
+                  max_seconds: float | None = None, max_draws: int | None = None
+                  ) -> xr.DataTree:
     """Sample ``kernel`` (:func:`run_kernel`) into a trace (:func:`assemble`): ``posterior``
     with the kernel's variables (dims as declared, ``coords`` for them), ``sample_stats``
     with its statistics (per-chain ones with dims ``(chain, ...)``), ``constant_data`` from
-    ``constant_data``; ``attrs`` added to the posterior's. ``lazy``: the variables
+    ``constant_data``; ``attrs`` added to the posterior's, with ``sampling_seconds`` (the
+    wall time of the sweeps). ``lazy``: the variables
     the kernel can compute from the stored ones (``lazy_variables``) are not stored but
     computed when read, named in the posterior's ``computed_when_read`` attribute (comma-separated;
-    empty when all are stored)."""
+    empty when all are stored). ``draws="auto"``: extend the chains until ``until(values)``
+    says they converged, ``max_seconds`` pass or ``max_draws`` are drawn (:func:`run_until`;
+    the posterior's ``draws_stopped_by`` attribute says which)."""
     computable = tuple(getattr(kernel, "lazy_variables", ()))
     if lazy and not computable:
         raise ValueError(f"{kernel.name} computes no variable when read")
     skip = computable if lazy else ()
     tune = kernel.default_tune if tune is None else tune
     thin = kernel.default_thin if thin is None else thin
-    values = run_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
-                        cores=cores, skip=skip)
+    start = time.perf_counter()
+    stopped = {}
+    if draws == AUTO:
+        if until is None:
+            raise ValueError("draws='auto' needs until= (when the chains have converged)")
+        values, stopped_by = run_until(kernel, chains=chains, until=until, seed=seed, tune=tune,
+                                       thin=thin, cores=cores, skip=skip,
+                                       max_seconds=max_seconds, max_draws=max_draws)
+        draws = next(iter(values[name] for name in kernel.variables if name in values)).shape[1]
+        stopped = {"draws_stopped_by": stopped_by}
+    else:
+        values = run_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
+                            cores=cores, skip=skip)
+    seconds = time.perf_counter() - start
     if skip:
         values.update(kernel.compute_when_read(values))
     index = {"chain": np.arange(chains), "draw": np.arange(draws)}
@@ -173,10 +268,12 @@ def sample_kernel(kernel: Kernel, *, draws: int = 1000, chains: int = 4, seed=No
 
     posterior = dataset(kernel.variables, ("chain", "draw"), {
         "sampler": kernel.name, "tune": int(tune), "thin": int(thin),
+        "sampling_seconds": seconds, **stopped,
         **({"computed_when_read": ",".join(skip)} if computable else {}), **(attrs or {})})
     stats = xr.merge([dataset(kernel.stats, ("chain", "draw")),
                       dataset(getattr(kernel, "chain_stats", {}), ("chain",))])
     return assemble(posterior, sample_stats=stats, constant_data=constant_data)
 
 
-__all__ = ["assemble", "kernel_blocks", "run_kernel", "sample_kernel"]
+__all__ = ["AUTO", "Chains", "assemble", "kernel_blocks", "run_kernel", "run_until",
+           "sample_kernel"]

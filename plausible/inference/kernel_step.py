@@ -163,10 +163,10 @@ def declare_kernel(model: pm.Model, kernel, *, coords, constant_data=None) -> No
     declare_gibbs(model, KernelStep, model.free_RVs, replace=True, kernel=kernel)
     lazy = tuple(getattr(kernel, "lazy_variables", ()))
 
-    def run(*, draws, chains, seed=None, cores=None, tune=None, thin=None, lazy=False):
+    def run(*, draws, chains, seed=None, cores=None, tune=None, thin=None, lazy=False, **auto):
         return sample_kernel(kernel, draws=draws, chains=chains, seed=seed, cores=cores,
                              tune=tune, thin=thin, lazy=lazy, coords=coords,
-                             constant_data=constant_data)
+                             constant_data=constant_data, **auto)
 
     declare_sampler(model, run, form="dense", nbytes_per_draw=nbytes_per_draw(kernel),
                     lazy_nbytes_per_draw=nbytes_per_draw(kernel, skip=lazy) if lazy else None)

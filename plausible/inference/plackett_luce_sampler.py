@@ -168,11 +168,13 @@ class PlackettLuceKernel:
             (st.sweeps - self.tune) * self.rounds, 1)
 
 
-def sample_candidates(rankings: Rankings, *, reliability: int = 1, draws: int = 1000,
+def sample_candidates(rankings: Rankings, *, reliability: int = 1, draws: int | str = 1000,
                       tune: int = 500, chains: int = 4, seed: int | None = None,
                       shape: float | None = None, rate: float = 1.0, dispersion: float = 2.0,
                       thin: int = 1, metropolis_rounds: int = 2,
-                      cores: int | None = None, dtype=np.float32) -> xr.DataTree:
+                      cores: int | None = None, dtype=np.float32, until=None,
+                      max_seconds: float | None = None, max_draws: int | None = None
+                      ) -> xr.DataTree:
     """Sample the Bayesian PL posterior (``Gamma(shape, rate)`` worths, default
     ``shape = 1/K``) with readers repeated ``reliability`` times (a whole number, as in
     :func:`plausible.models.plackett_luce.build`); returns the candidate
@@ -186,7 +188,8 @@ def sample_candidates(rankings: Rankings, *, reliability: int = 1, draws: int = 
     (``0`` turns them off): independence proposals from the t fitted during warm-up
     (:data:`FIT_WINDOWS`, :func:`fit_proposals`). State is float64, storage ``dtype``. The
     acceptance rate of the kept sweeps' moves is ``sample_stats/independence_acceptance``
-    ``(chain, item)``.
+    ``(chain, item)``. ``draws="auto"`` with ``until``, ``max_seconds``, ``max_draws``: as
+    :func:`plausible.inference.driver.sample_kernel`.
 
     Chains run in ``cores`` threads (default ``min(chains, CPUs)``), each from its own seed
     (:mod:`plausible.inference.driver`): the draws depend on ``seed`` only, bit-identical
@@ -207,6 +210,7 @@ def sample_candidates(rankings: Rankings, *, reliability: int = 1, draws: int = 
         classes=rankings.classes)
     return sample_kernel(
         kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin, cores=cores,
+        until=until, max_seconds=max_seconds, max_draws=max_draws,
         coords={ITEM: rankings.items, CANDIDATE: np.arange(lay.max_candidates)},
         constant_data=constant,
         attrs={"reliability": reliability, "shape": shape, "rate": rate,

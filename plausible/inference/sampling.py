@@ -46,10 +46,27 @@ from plausible.diagnostics.convergence import convergence_report
 from plausible.inference.declarations import declared_gibbs, declared_log_likelihood, declared_sampler
 from plausible.inference.exact import CANDIDATE_DTYPE, candidate_form, covers_exactly, sample_exact
 from plausible.inference import memory
+from plausible.inference.driver import AUTO, AUTO_FIRST_DRAWS, assemble
 from plausible.inference.steps_kernel import sample_steps
 from plausible.metrics.storage import candidate_nbytes
 
 STORAGES = ("auto", "dense", "candidate")
+AUTO_MAX_DRAWS = 16_000
+"""Most draws per chain a ``draws="auto"`` run extends to by default (7 blocks: 250, then
+doubling)."""
+
+
+class AutoDrawsUnavailable(ValueError):
+    """``draws="auto"`` asked of a model that ``pm.sample`` samples (raised before sampling)."""
+
+
+def _no_variable_fails(values) -> bool:
+    """Whether no variable of ``values`` (name: ``(chain, draw, ...)``) fails
+    :func:`plausible.diagnostics.convergence_report`'s thresholds."""
+    posterior = xr.Dataset({name: (("chain", "draw", *(f"{name}_dim_{k}" for k in
+                                                        range(v.ndim - 2))), v)
+                            for name, v in values.items()})
+    return convergence_report(assemble(posterior)).ok
 
 
 def dispersed_initvals(model: pm.Model, chains: int, rng: np.random.Generator, scale: float):
@@ -111,7 +128,7 @@ def _temporary_store() -> str:
 
 def sample(
     model: pm.Model,
-    draws: int = 1000,
+    draws: int | str = 1000,
     *,
     tune: int | None = None,
     chains: int = 4,
@@ -124,6 +141,8 @@ def sample(
     progressbar: bool = True,
     check_convergence: bool = True,
     log_likelihood: bool = True,
+    max_seconds: float | None = None,
+    max_draws: int = AUTO_MAX_DRAWS,
     **kwargs,
 ) -> xr.DataTree:
     """Sample ``model`` and return its trace as an ``xarray.DataTree``.
@@ -131,7 +150,14 @@ def sample(
     Parameters
     ----------
     draws, chains
-        Kept draws per chain and number of chains (``>= 1`` each).
+        Kept draws per chain and number of chains (``>= 1`` each). ``draws="auto"``: the
+        chains are extended in blocks (250 draws per chain, then doubling the run) until
+        every variable converges — R-hat <= 1.01, bulk and tail ESS >= 100 per chain, as
+        :func:`plausible.diagnostics.convergence_report` measures it — or ``max_seconds``
+        pass or ``max_draws`` per chain are drawn (or the memory budget is reached); the
+        posterior's ``draws_stopped_by`` attribute says which. Needs at least 2 chains; exact
+        independent draws take 1000 (nothing to converge); a model sampled by ``pm.sample``
+        (NUTS) needs a number.
     tune
         Warm-up iterations of the MCMC routes; by default, when the model's declared steps
         cover every free variable, the most any of them asks for (``default_tune_steps``;
@@ -157,6 +183,8 @@ def sample(
     check_convergence
         Warn with :func:`plausible.diagnostics.convergence_report`'s text when a variable of
         an MCMC trace fails the R-hat / ESS thresholds (exact draws need no check).
+    max_seconds, max_draws
+        Limits of a ``draws="auto"`` run (none on time; :data:`AUTO_MAX_DRAWS` per chain).
     log_likelihood
         Write the ``log_likelihood`` group (per item, ``(chain, draw, item)``) and the
         annotations in ``observed_data`` from the model's declaration
@@ -171,8 +199,14 @@ def sample(
         For invalid arguments; :class:`~plausible.inference.memory.MemoryBudgetError` (a
         ValueError) when the trace cannot fit the budget, before any sampling.
     """
-    draws = _count("draws", draws, 1)
+    auto = draws == AUTO
+    draws = draws if auto else _count("draws", draws, 1)
     chains = _count("chains", chains, 1)
+    if auto and chains < 2:
+        raise ValueError("draws='auto' needs at least 2 chains: R-hat compares chains")
+    if max_seconds is not None and not max_seconds > 0:
+        raise ValueError(f"max_seconds must be > 0, got {max_seconds!r}")
+    max_draws = _count("max_draws", max_draws, 1)
     if tune is not None:
         tune = _count("tune", tune, 0)
     if cores is not None:
@@ -185,31 +219,46 @@ def sample(
     # the declared steps compile their functions: only for the routes that run them
     steps = [] if compiled else [declaration.instantiate(model)
                                  for declaration in declared_gibbs(model)]
+    limits = {"until": _no_variable_fails, "max_seconds": max_seconds} if auto else {}
     if compiled:
-        trace = _sample_compiled(model, sampler, draws, tune, chains, seed, cores, budget, kwargs)
+        trace = _sample_compiled(model, sampler, draws, tune, chains, seed, cores, budget,
+                                 {**kwargs, **limits}, max_draws)
     elif covers_exactly(model, steps):
+        draws = 1000 if auto else draws  # independent exact draws: nothing to converge
         trace = _sample_exact(model, steps, draws, chains, seed, cores, storage, budget, store)
         return _with_log_likelihood(trace, model, log_likelihood, budget)
     else:
         if storage == "candidate":
             raise ValueError("this model has no candidate storage; use storage='dense' (or "
                              "'auto')")
-        size = chains * draws * _values_per_draw(model) * 8
+        per_draw = chains * _values_per_draw(model) * 8
         if {var for step in steps for var in step.vars} == set(model.value_vars):
-            _check_fits(size, chains, draws, budget)
+            if auto:
+                limits["max_draws"] = min(max_draws, max(1, budget // per_draw))
+            else:
+                _check_fits(per_draw * draws, chains, draws, budget)
             if tune is None:
                 tune = max((step.default_tune_steps or 0 for step in steps), default=0)
             trace = sample_steps(model, declared_gibbs(model), draws=draws, chains=chains,
                                  seed=seed, tune=tune, cores=cores, dispersion=dispersion,
-                                 **kwargs)
+                                 **limits, **kwargs)
         else:  # PyMC holds the draws, then copies them into the DataTree
-            _check_fits(2 * size, chains, draws, budget)
+            if auto:
+                raise AutoDrawsUnavailable(
+                    "draws='auto' extends chains in plausible's driver; this model samples "
+                    "with pm.sample (NUTS for the variables without exact steps): pass a "
+                    "number of draws")
+            _check_fits(2 * per_draw * draws, chains, draws, budget)
             trace = _sample_pymc(model, steps, draws, tune, chains, seed, cores or 1,
                                  dispersion, progressbar, kwargs)
     if check_convergence and chains > 1:
         report = convergence_report(trace)
         if not report.ok:
-            warnings.warn(report.text, stacklevel=2)
+            stopped = trace["posterior"].attrs.get("draws_stopped_by")
+            reason = {"max_seconds": f" (draws='auto' stopped at max_seconds={max_seconds})",
+                      "max_draws": " (draws='auto' stopped at the most draws allowed: "
+                                   "max_draws or the memory budget)"}.get(stopped, "")
+            warnings.warn(report.text + reason, stacklevel=2)
     return _with_log_likelihood(trace, model, log_likelihood, budget)
 
 
@@ -280,8 +329,20 @@ def _sample_exact(model, steps, draws, chains, seed, cores, storage, budget, sto
                         cores=cores or min(chains, _cpus()), block_draws=block_draws, store=store)
 
 
-def _sample_compiled(model, sampler, draws, tune, chains, seed, cores, budget, kwargs):
+def _sample_compiled(model, sampler, draws, tune, chains, seed, cores, budget, kwargs,
+                     max_draws):
     options = {**sampler.kwargs, **kwargs}
+    if draws == AUTO:
+        per_draw = chains * sampler.nbytes_per_draw
+        lazy = (sampler.lazy_nbytes_per_draw is not None
+                and per_draw * min(max_draws, 4 * AUTO_FIRST_DRAWS) > budget)
+        if lazy:
+            per_draw = chains * sampler.lazy_nbytes_per_draw
+            options["lazy"] = True
+        options["max_draws"] = min(max_draws, max(1, budget // per_draw))
+        if tune is not None:
+            options["tune"] = tune
+        return sampler.sampler(draws=draws, chains=chains, seed=seed, cores=cores, **options)
     size = chains * draws * sampler.nbytes_per_draw
     if size > budget:
         lazy_size = (None if sampler.lazy_nbytes_per_draw is None

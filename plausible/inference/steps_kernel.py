@@ -21,6 +21,7 @@ chain's generator. A step that adapts during the warm-up (``tune``: slice widths
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +31,7 @@ import xarray as xr
 from pymc.backends.arviz import coords_and_dims_for_inferencedata, dict_to_dataset
 
 from plausible.inference.declarations import GibbsDeclaration
-from plausible.inference.driver import assemble, run_kernel
+from plausible.inference.driver import AUTO, assemble, run_kernel, run_until
 from plausible.inference.kernel import Variable
 from plausible.inference.trace_groups import data_groups, model_variables
 
@@ -109,18 +110,28 @@ class StepsKernel:
         return state
 
 
-def sample_steps(model: pm.Model, declarations, *, draws: int, chains: int, seed=None,
+def sample_steps(model: pm.Model, declarations, *, draws: int | str, chains: int, seed=None,
                  tune: int, cores: int | None = None, dispersion: float = 2.0,
-                 thin: int | None = None) -> xr.DataTree:
+                 thin: int | None = None, until=None, max_seconds: float | None = None,
+                 max_draws: int | None = None) -> xr.DataTree:
     """Sample ``model`` with its declared steps in the driver (:class:`StepsKernel`): the
     trace PyMC would write (``posterior`` with the deterministics, ``sample_stats``,
-    ``observed_data``, ``constant_data``)."""
+    ``observed_data``, ``constant_data``). ``draws="auto"`` with ``until``, ``max_seconds``,
+    ``max_draws``: as :func:`plausible.inference.driver.sample_kernel`."""
     kernel = StepsKernel(model, declarations, tune=tune, dispersion=dispersion)
     thin = kernel.default_thin if thin is None else thin
-    values = run_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
-                        cores=cores)
-    coords, dims = coords_and_dims_for_inferencedata(model)
     attrs = {"sampler": kernel.name, "tune": int(tune), "thin": int(thin)}
+    start = time.perf_counter()
+    if draws == AUTO:
+        values, stopped_by = run_until(kernel, chains=chains, until=until, seed=seed, tune=tune,
+                                       thin=thin, cores=cores, max_seconds=max_seconds,
+                                       max_draws=max_draws)
+        attrs["draws_stopped_by"] = stopped_by
+    else:
+        values = run_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
+                            cores=cores)
+    attrs["sampling_seconds"] = time.perf_counter() - start
+    coords, dims = coords_and_dims_for_inferencedata(model)
     posterior = dict_to_dataset({name: values[name] for name in kernel.variables},
                                 coords=coords, dims=dims, inference_library=pm, attrs=attrs)
     stats = dict_to_dataset({name: values[name] for name in kernel.stats},

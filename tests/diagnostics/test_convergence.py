@@ -8,7 +8,7 @@ import pytest
 import xarray as xr
 
 from plausible.diagnostics import estimators
-from plausible.diagnostics.convergence import convergence_report
+from plausible.diagnostics.convergence import convergence_report, rhat_text
 from plausible.diagnostics.estimators import (
     convergence_diagnostics,
     ess_bulk,
@@ -253,3 +253,22 @@ def test_report_matches_arviz_worst_cases():
     assert report.table.loc["walk", "status"] == "not converged" and not report.ok
     assert "walk: max R-hat" in report.text
     assert list(convergence_report(tree, var_names="walk").table.index) == ["walk"]
+
+
+def test_rhat_prints_on_the_side_of_the_threshold_it_is_on():
+    assert rhat_text(1.0104, 1.01) == "1.0104"  # not "1.010" beside "R-hat <= 1.01"
+    assert rhat_text(1.01, 1.01) == "1.010"
+    assert rhat_text(1.0100001, 1.01) == "1.0100001"
+    assert rhat_text(1.25, 1.01) == "1.250"
+
+
+def test_a_failing_variable_names_its_worst_element_and_its_ess_per_second():
+    rng = np.random.default_rng(3)
+    values = rng.normal(size=(4, 200, 3))
+    values[:, :, 2] += np.arange(4)[:, None]  # chains disagree on the third element only
+    posterior = xr.Dataset({"theta": (("chain", "draw", "item"), values)},
+                           coords={"item": ["a", "b", "c"]}, attrs={"sampling_seconds": 2.0})
+    report = convergence_report(xr.DataTree.from_dict({"posterior": posterior}))
+    assert report.table.loc["theta", "worst"] == "item='c'"
+    bulk = report.table.loc["theta", "min_ess_bulk"]
+    assert f"at item='c', min bulk ESS {bulk:.0f} ({bulk / 2.0:.3g} per second)" in report.text

@@ -5,7 +5,7 @@ import dask.array as dsk
 import numpy as np
 import pytest
 
-from plausible.inference.driver import assemble, kernel_blocks, run_kernel, sample_kernel
+from plausible.inference.driver import assemble, kernel_blocks, run_kernel, run_until, sample_kernel
 from plausible.inference.kernel import Kernel, Variable, nbytes_per_draw
 
 
@@ -143,3 +143,22 @@ def test_bad_run_lengths_are_named(options, message):
 def test_variable_dims_and_shape_agree():
     with pytest.raises(ValueError, match="differ in length"):
         Variable(("item",), (2, 3))
+
+
+def test_run_until_extends_the_chains_until_told_and_keeps_their_draws():
+    calls = []
+
+    def until(values):
+        calls.append(values["u"].shape[1])
+        return values["u"].shape[1] >= 1000
+
+    values, stopped = run_until(Counter(), chains=2, seed=3, until=until, first_draws=250)
+    assert stopped == "converged" and calls == [250, 500, 1000]
+    assert set(calls[-1:]) == {values["u"].shape[1]} and "total" in values
+    whole = run_kernel(Counter(), draws=1000, chains=2, seed=3)
+    np.testing.assert_array_equal(values["u"], whole["u"])  # blocks do not change the draws
+    _, stopped = run_until(Counter(), chains=2, seed=3, until=lambda v: False, max_draws=600)
+    assert stopped == "max_draws"
+    values, stopped = run_until(Counter(), chains=2, seed=3, until=lambda v: False,
+                                max_seconds=1e-9)
+    assert stopped == "max_seconds" and values["u"].shape[1] == 250
