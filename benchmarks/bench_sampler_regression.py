@@ -18,6 +18,7 @@ Run: ``git worktree add /tmp/base <commit>`` then
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -91,12 +92,20 @@ def run(checkout: Path) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", required=True, help="a checkout of the earlier commit")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="child processes per checkout, alternating; the median is shown "
+                             "(timings on a shared machine can be bimodal)")
     args = parser.parse_args()
     if "PLAUSIBLE_DATA" not in os.environ:
         sys.exit("bench_sampler_regression: set PLAUSIBLE_DATA (the public data sets)")
-    before = run(Path(args.baseline).resolve())
-    after = run(Path(__file__).resolve().parents[1])
-    print(f"{'path':45s} {'baseline s':>11s} {'this s':>8s} {'ratio':>6s}")
+    runs = {"before": [], "after": []}
+    for _ in range(args.repeat):
+        runs["before"].append(run(Path(args.baseline).resolve()))
+        runs["after"].append(run(Path(__file__).resolve().parents[1]))
+    before, after = ({name: statistics.median(r[name] for r in runs[key] if name in r)
+                      for name in runs[key][0]} for key in ("before", "after"))
+    print(f"{'path':45s} {'baseline s':>11s} {'this s':>8s} {'ratio':>6s}  "
+          f"(median of {args.repeat})")
     for name, seconds in after.items():
         print(f"{name:45s} {before.get(name, float('nan')):11.2f} {seconds:8.2f} "
               f"{seconds / before.get(name, float('nan')):6.2f}")
