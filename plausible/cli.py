@@ -174,6 +174,8 @@ def aggregate(args) -> int:
         raise UsageError(f"--store/--scheduler/--workers shard items, which needs a model whose "
                          f"items are independent; {name!r} is not (use "
                          f"{', '.join(models.available().query('item_independent').index)})")
+    if args.draws is None:  # the default: until converged, or 1000 for shards (exact draws)
+        args.draws = 1000 if sharded else "auto"
     if sharded and args.draws == "auto":
         raise UsageError("--draws auto extends chains until they converge, which sharded runs "
                          "(--store/--scheduler/--workers) do not do: pass a number of draws")
@@ -334,8 +336,10 @@ def _sharded(args, aggregation, annotations, name, options, console):
 
     from rich.progress import Progress
 
-    from plausible import distributed
+    from plausible import distributed, models
 
+    # as aggregate does: labels counted into votes for a votes model
+    annotations = aggregation.data_for_model(annotations, models.entry(name))
     store = args.store or tempfile.mkdtemp(prefix="plausible-shards-")
     client = None
     try:
@@ -479,9 +483,10 @@ def build_parser() -> argparse.ArgumentParser:
     agg.add_argument("--resolution", type=_positive_float, default=None,
                      help="ratings: recorded to this step (1 for an integer slider), for "
                      "censored-normal-inverse-gamma")
-    agg.add_argument("--draws", type=_draws, default=1000,
-                     help="draws per chain (1000), or 'auto': extend the chains until they "
-                     "converge (R-hat <= 1.01, ESS >= 100 per chain) or --max-seconds pass")
+    agg.add_argument("--draws", type=_draws, default=None,
+                     help="draws per chain, or 'auto' (the default; 1000 for sharded runs): "
+                     "extend the chains until they converge (R-hat <= 1.01, ESS >= 100 per "
+                     "chain) or --max-seconds pass")
     agg.add_argument("--max-seconds", type=_positive_float, default=None,
                      help="with --draws auto: stop extending after this many seconds")
     agg.add_argument("--chains", type=_positive_int, default=4, help="number of chains (4)")

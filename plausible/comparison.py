@@ -35,7 +35,6 @@ from plausible import models as registry
 from plausible.aggregation import Aggregation, aggregate, as_annotations, data_for_model
 from plausible.diagnostics.convergence import NOT_CONVERGED, rhat_text
 from plausible.diagnostics.leave_one_out import loo
-from plausible.inference.sampling import AutoDrawsUnavailable
 
 MISSED = 0.025
 """Mid p-values below ``MISSED`` or above ``1 - MISSED`` count as missed."""
@@ -169,13 +168,14 @@ def compare(data, models, *, seed: int | None = 0, draws: int | str = "auto", ch
         data_for_model(annotations, registry.entry(model))
     fits, checks, convergence, certainty, notes, predictive = {}, [], {}, {}, [], {}
     for name, (model, options) in candidates.items():
-        try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             fit = aggregate(annotations, model, seed=seed, draws=draws, chains=chains,
                             max_seconds=max_seconds, **options)
-        except AutoDrawsUnavailable:  # raised before sampling: nothing is fitted twice
-            notes.append(f"{name}: sampled by pm.sample, which cannot extend its chains: "
-                         "1000 draws")
-            fit = aggregate(annotations, model, seed=seed, draws=1000, chains=chains, **options)
+        notes += [f"{name}: {w.message}" for w in caught if "cannot extend" in str(w.message)]
+        for w in caught:
+            if "cannot extend" not in str(w.message):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         fits[name] = fit
         check = predictive[name] = fit.check(draws=check_draws, seed=seed)
         if check.predictive is None:

@@ -232,12 +232,16 @@ def bad_cases(tmp_path):
     ]
 
 
-def test_draws_auto_extends_until_converged_and_refuses_shards(tmp_path, capsys):
+def test_draws_auto_is_the_default_and_refused_for_shards(tmp_path, capsys):
     crowd_table().to_csv(tmp_path / "labels.csv", index=False)
     code, out, _ = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "labels.csv", "--model",
-                                              "dawid-skene", "--draws", "auto", "--chains", 2,
+                                              "dawid-skene", "--chains", 2,  # auto: the default
                                               "--no-progress", "-o", tmp_path / "out.csv"])
     assert code == 0 and "(--draws auto: converged)" in out
+    code, out, _ = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "labels.csv", "--model",
+                                              "dirichlet", "--workers", 1, "--chains", 2,
+                                              "--no-progress", "-o", tmp_path / "shards.csv"])
+    assert code == 0 and "2 chains x 1000 draws" in out  # shards: exact draws, 1000
     code, _, err = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "labels.csv", "--model",
                                               "dirichlet", "--draws", "auto", "--workers", 2,
                                               "-o", tmp_path / "sharded.csv"])

@@ -96,7 +96,8 @@ class ConvergenceReport:
         failing = self.table[self.table["status"] == NOT_CONVERGED]
         if not failing.empty:
             lines.append(f"Not converged: {len(failing)} of {n} variables fail ({thresholds}); "
-                         "draw more samples or check the model before trusting these results:")
+                         "draw more samples (draws='auto' extends the chains until they pass) or "
+                         "check the model before trusting these results:")
             for name, row in failing.iterrows():
                 rate = ("" if not self.seconds else
                         f" ({row.min_ess_bulk / self.seconds:.3g} per second)")
