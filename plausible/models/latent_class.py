@@ -72,7 +72,8 @@ def check_labels(labels: Labels) -> None:
     if not isinstance(labels, Labels):
         raise TypeError(f"labels must be plausible.data.Labels, got {type(labels).__name__}")
     if labels.n_classes < 2:
-        raise ValueError(f"item-difficulty models need >= 2 classes, got {list(labels.classes)}")
+        raise ValueError(f"latent-class label models need >= 2 classes (a class to tell "
+                         f"apart), got {list(labels.classes)}")
 
 
 def majority_vote(labels: Labels) -> np.ndarray:
