@@ -129,7 +129,8 @@ def test_lazy_plausibilities_equal_the_stored_ones_and_threads_do_not_change_dra
                                   split.sample_stats["classes_changed"])
 
 
-def test_simulation_based_calibration_of_the_compiled_sampler():
+@pytest.mark.parametrize("sampler", ["joint", "collapsed"])
+def test_simulation_based_calibration_of_the_compiled_sampler(sampler):
     n_items, n_annotators, C = 40, 4, 3
     beta = ds.confusion_concentration(C, (4.0, 1.0))
 
@@ -145,7 +146,8 @@ def test_simulation_based_calibration_of_the_compiled_sampler():
                         classes=np.arange(C))
         return {"class_prior": pi, "confusion": theta}, labels
 
-    result = simulation_based_calibration(lambda labels: ds.build(labels), simulate,
+    result = simulation_based_calibration(lambda labels: ds.build(labels, sampler=sampler),
+                                          simulate,
                                           var_names=["class_prior", "confusion"],
                                           n_simulations=150, draws=400, chains=2, thin=8,
                                           seed=11, log_likelihood=False)
