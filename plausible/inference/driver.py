@@ -103,9 +103,8 @@ class Chains:
         stats = getattr(self.kernel, "chain_stats", {})
         values = {name: np.zeros((self.n_chains, *v.shape), dtype=v.dtype)
                   for name, v in stats.items()}
-        for c in range(self.n_chains):
-            if stats:
-                self.kernel.finish(self.states[c], {name: values[name][c, ...] for name in stats})
+        for c in range(self.n_chains if stats else 0):
+            self.kernel.finish(self.states[c], {name: values[name][c, ...] for name in stats})
         return values
 
     def close(self) -> None:
@@ -174,17 +173,16 @@ def run_until(kernel: Kernel, *, chains: int, until, seed=None, tune: int | None
     if max_draws is not None:
         max_draws = _positive("max_draws", max_draws)
     start = time.perf_counter()
-    blocks: list[dict[str, np.ndarray]] = []
+    values: dict[str, np.ndarray] = {}
     with Chains(kernel, chains=chains, seed=seed, tune=tune, thin=thin, cores=cores,
                 skip=skip) as run:
         n = _positive("first_draws", first_draws)
         while True:
             if max_draws is not None:
                 n = min(n, max_draws - run.kept)
-            blocks.append(run.draw(n))
-            values = {name: np.concatenate([b[name] for b in blocks], axis=1)
-                      for name in blocks[0]}
-            blocks = [values]
+            block = run.draw(n)
+            values = {name: np.concatenate([values[name], new], axis=1) if values else new
+                      for name, new in block.items()}
             if until({name: values[name] for name in kernel.variables if name in values}):
                 stopped = "converged"
             elif max_seconds is not None and time.perf_counter() - start >= max_seconds:
@@ -195,6 +193,28 @@ def run_until(kernel: Kernel, *, chains: int, until, seed=None, tune: int | None
                 n = run.kept
                 continue
             return {**values, **run.finish()}, stopped
+
+
+def run_draws(kernel: Kernel, *, draws: int | str, chains: int, seed=None,
+              tune: int | None = None, thin: int | None = None, cores: int | None = None,
+              skip=(), until: Callable | None = None, max_seconds: float | None = None,
+              max_draws: int | None = None) -> tuple[dict[str, np.ndarray], dict]:
+    """``draws`` kept draws of every chain (:func:`run_kernel`), or, with ``draws="auto"``, as
+    many as :func:`run_until` runs with ``until``, ``max_seconds`` and ``max_draws``.
+    Returns the draws and the attributes a posterior records of the run:
+    ``sampling_seconds`` (the sweeps' wall time) and, for ``"auto"``, ``draws_stopped_by``."""
+    start = time.perf_counter()
+    if draws != AUTO:
+        values = run_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune,
+                            thin=thin, cores=cores, skip=skip)
+        return values, {"sampling_seconds": time.perf_counter() - start}
+    if until is None:
+        raise ValueError("draws='auto' needs until= (when the chains have converged)")
+    values, stopped_by = run_until(kernel, chains=chains, until=until, seed=seed, tune=tune,
+                                   thin=thin, cores=cores, skip=skip, max_seconds=max_seconds,
+                                   max_draws=max_draws)
+    return values, {"sampling_seconds": time.perf_counter() - start,
+                    "draws_stopped_by": stopped_by}
 
 
 def assemble(posterior: xr.Dataset, *, sample_stats: xr.Dataset | None = None,
@@ -240,20 +260,10 @@ def sample_kernel(kernel: Kernel, *, draws: int | str = 1000, chains: int = 4, s
     skip = computable if lazy else ()
     tune = kernel.default_tune if tune is None else tune
     thin = kernel.default_thin if thin is None else thin
-    start = time.perf_counter()
-    stopped = {}
-    if draws == AUTO:
-        if until is None:
-            raise ValueError("draws='auto' needs until= (when the chains have converged)")
-        values, stopped_by = run_until(kernel, chains=chains, until=until, seed=seed, tune=tune,
-                                       thin=thin, cores=cores, skip=skip,
-                                       max_seconds=max_seconds, max_draws=max_draws)
-        draws = next(iter(values[name] for name in kernel.variables if name in values)).shape[1]
-        stopped = {"draws_stopped_by": stopped_by}
-    else:
-        values = run_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
-                            cores=cores, skip=skip)
-    seconds = time.perf_counter() - start
+    values, run = run_draws(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
+                            cores=cores, skip=skip, until=until, max_seconds=max_seconds,
+                            max_draws=max_draws)
+    draws = next(values[name] for name in kernel.variables if name in values).shape[1]
     if skip:
         values.update(kernel.compute_when_read(values))
     index = {"chain": np.arange(chains), "draw": np.arange(draws)}
@@ -267,13 +277,12 @@ def sample_kernel(kernel: Kernel, *, draws: int | str = 1000, chains: int = 4, s
                           attrs=group_attrs)
 
     posterior = dataset(kernel.variables, ("chain", "draw"), {
-        "sampler": kernel.name, "tune": int(tune), "thin": int(thin),
-        "sampling_seconds": seconds, **stopped,
+        "sampler": kernel.name, "tune": int(tune), "thin": int(thin), **run,
         **({"computed_when_read": ",".join(skip)} if computable else {}), **(attrs or {})})
     stats = xr.merge([dataset(kernel.stats, ("chain", "draw")),
                       dataset(getattr(kernel, "chain_stats", {}), ("chain",))])
     return assemble(posterior, sample_stats=stats, constant_data=constant_data)
 
 
-__all__ = ["AUTO", "Chains", "assemble", "kernel_blocks", "run_kernel", "run_until",
-           "sample_kernel"]
+__all__ = ["AUTO", "Chains", "assemble", "kernel_blocks", "run_draws", "run_kernel",
+           "run_until", "sample_kernel"]

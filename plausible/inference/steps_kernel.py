@@ -21,7 +21,6 @@ chain's generator. A step that adapts during the warm-up (``tune``: slice widths
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +30,7 @@ import xarray as xr
 from pymc.backends.arviz import coords_and_dims_for_inferencedata, dict_to_dataset
 
 from plausible.inference.declarations import GibbsDeclaration
-from plausible.inference.driver import AUTO, assemble, run_kernel, run_until
+from plausible.inference.driver import assemble, run_draws
 from plausible.inference.kernel import Variable
 from plausible.inference.trace_groups import data_groups, model_variables
 
@@ -120,17 +119,10 @@ def sample_steps(model: pm.Model, declarations, *, draws: int | str, chains: int
     ``max_draws``: as :func:`plausible.inference.driver.sample_kernel`."""
     kernel = StepsKernel(model, declarations, tune=tune, dispersion=dispersion)
     thin = kernel.default_thin if thin is None else thin
-    attrs = {"sampler": kernel.name, "tune": int(tune), "thin": int(thin)}
-    start = time.perf_counter()
-    if draws == AUTO:
-        values, stopped_by = run_until(kernel, chains=chains, until=until, seed=seed, tune=tune,
-                                       thin=thin, cores=cores, max_seconds=max_seconds,
-                                       max_draws=max_draws)
-        attrs["draws_stopped_by"] = stopped_by
-    else:
-        values = run_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
-                            cores=cores)
-    attrs["sampling_seconds"] = time.perf_counter() - start
+    values, run = run_draws(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
+                            cores=cores, until=until, max_seconds=max_seconds,
+                            max_draws=max_draws)
+    attrs = {"sampler": kernel.name, "tune": int(tune), "thin": int(thin), **run}
     coords, dims = coords_and_dims_for_inferencedata(model)
     posterior = dict_to_dataset({name: values[name] for name in kernel.variables},
                                 coords=coords, dims=dims, inference_library=pm, attrs=attrs)
