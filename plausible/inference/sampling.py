@@ -54,6 +54,9 @@ STORAGES = ("auto", "dense", "candidate")
 AUTO_MAX_DRAWS = 16_000
 """Most draws per chain a ``draws="auto"`` run extends to by default (7 blocks: 250, then
 doubling)."""
+AUTO_PEAK = 2
+"""A ``draws="auto"`` run holds up to twice its draws while it extends them (the draws so
+far, the new block and their concatenation): the memory budget caps it at half."""
 
 
 class AutoDrawsUnavailable(ValueError):
@@ -234,7 +237,7 @@ def sample(
         per_draw = chains * _values_per_draw(model) * 8
         if {var for step in steps for var in step.vars} == set(model.value_vars):
             if auto:
-                limits["max_draws"] = min(max_draws, max(1, budget // per_draw))
+                limits["max_draws"] = min(max_draws, max(1, budget // (AUTO_PEAK * per_draw)))
             else:
                 _check_fits(per_draw * draws, chains, draws, budget)
             if tune is None:
@@ -335,11 +338,11 @@ def _sample_compiled(model, sampler, draws, tune, chains, seed, cores, budget, k
     if draws == AUTO:
         per_draw = chains * sampler.nbytes_per_draw
         lazy = (sampler.lazy_nbytes_per_draw is not None
-                and per_draw * min(max_draws, 4 * AUTO_FIRST_DRAWS) > budget)
+                and AUTO_PEAK * per_draw * min(max_draws, 4 * AUTO_FIRST_DRAWS) > budget)
         if lazy:
             per_draw = chains * sampler.lazy_nbytes_per_draw
             options["lazy"] = True
-        options["max_draws"] = min(max_draws, max(1, budget // per_draw))
+        options["max_draws"] = min(max_draws, max(1, budget // (AUTO_PEAK * per_draw)))
         if tune is not None:
             options["tune"] = tune
         return sampler.sampler(draws=draws, chains=chains, seed=seed, cores=cores, **options)
