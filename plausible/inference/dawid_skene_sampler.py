@@ -124,6 +124,17 @@ class ChainState:
                      else None)
 
 
+def check_collapsible(member, gamma: float) -> None:
+    """``ValueError`` unless ``member`` has a collapsed sweep and ``gamma`` is a whole
+    number >= 1 (the collapsed sweep counts every label ``gamma`` times)."""
+    if not hasattr(member, "collapsed_sweep"):
+        raise ValueError(f"{type(member).__name__} has no collapsed sweep; use sampler='joint'")
+    if gamma != round(gamma) or gamma < 1:
+        raise ValueError(f"the collapsed sampler counts every label reliability times, which "
+                         f"must be a whole number >= 1 (got {gamma}); use sampler='joint' for "
+                         "tempering")
+
+
 class DawidSkeneKernel:
     """The sweep of the module for a member of the family (``member``, one of
     :mod:`plausible.inference.dawid_skene_members`) on ``design``, with class concentration
@@ -141,13 +152,7 @@ class DawidSkeneKernel:
         self.a = np.asarray(a, dtype=np.float64)
         self.collapsed = bool(collapsed)
         if self.collapsed:
-            if not hasattr(member, "collapsed_sweep"):
-                raise ValueError(f"{type(member).__name__} has no collapsed sweep; use "
-                                 "sampler='joint'")
-            if self.gamma != round(self.gamma) or self.gamma < 1:
-                raise ValueError(f"the collapsed sampler counts every label reliability times, "
-                                 f"which must be a whole number >= 1 (got {gamma}); use "
-                                 "sampler='joint' for tempering")
+            check_collapsible(member, self.gamma)
             n_parts = 1  # one item after another: every draw sees all the others' classes
         self.parts = design.parts(max(1, int(n_parts)))
         C, J, N = design.n_classes, design.n_annotators, design.n_items
@@ -200,12 +205,16 @@ class DawidSkeneKernel:
                           [state.pool.submit(sweep, state.counts[p], state.class_counts[p], store,
                                              start, stop)
                            for p, (start, stop) in enumerate(parts)])
+        self._record(state, out, changed)
+        return state
+
+    def _record(self, state, out, changed: int) -> None:
+        """A kept sweep's ``pi``, the member's parameters and the classes that moved."""
         if out is not None:
             out["class_prior"][...] = np.exp(state.log_pi)
             for name, value in self.member.values(state.table, state.member_state).items():
                 out[name][...] = value
             out["classes_changed"][...] = changed
-        return state
 
     def _collapsed_sweep(self, rng, state, out):
         """Every item's class given the others' with the parameters integrated out, then the
@@ -220,14 +229,10 @@ class DawidSkeneKernel:
                                               state.member_state)
         kernel_code.draw_class_prior(rng, state.class_counts, self.a, state.log_pi,
                                      state.u[:0])
-        if out is not None:
-            if "plausibility" in out:
-                kernel_code.class_posteriors(design.offsets, design.code, state.table,
-                                             state.log_pi, self.gamma, out["plausibility"])
-            out["class_prior"][...] = np.exp(state.log_pi)
-            for name, value in self.member.values(state.table, state.member_state).items():
-                out[name][...] = value
-            out["classes_changed"][...] = changed
+        if out is not None and "plausibility" in out:
+            kernel_code.class_posteriors(design.offsets, design.code, state.table, state.log_pi,
+                                         self.gamma, out["plausibility"])
+        self._record(state, out, changed)
         return state
 
     def compute_when_read(self, values) -> dict:

@@ -94,7 +94,8 @@ from plausible.data.validation import positive, positive_integer
 from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.inference import dawid_skene_kernel as kernel
 from plausible.inference import dawid_skene_members as members
-from plausible.inference.dawid_skene_sampler import Design, DawidSkeneKernel, sample_dawid_skene
+from plausible.inference.dawid_skene_sampler import (Design, DawidSkeneKernel,
+                                                     check_collapsible, sample_dawid_skene)
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood, declare_sampler
 from plausible.inference.kernel_step import KernelStep
 from plausible.maths.categorical import categorical_draws
@@ -147,13 +148,10 @@ annotator parameters and back; ``"collapsed"`` draws each item's class with the 
 integrated out (:mod:`plausible.inference.dawid_skene_collapsed`; whole-number reliability)."""
 
 
-def _sampler(sampler: str, gamma: float) -> bool:
+def _sampler(sampler: str) -> bool:
     """Whether ``sampler`` is the collapsed one (``ValueError`` naming the choices)."""
     if sampler not in SAMPLERS:
         raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
-    if sampler == "collapsed" and gamma != round(gamma):
-        raise ValueError(f"the collapsed sampler counts every label reliability times, which "
-                         f"must be a whole number (got {gamma}); use sampler='joint' to temper")
     return sampler == "collapsed"
 
 
@@ -167,6 +165,8 @@ def _declare_kernel(model: pm.Model, labels: Labels, member, gamma: float,
     plausibilities unless they are computed when read."""
     C, J = labels.n_classes, labels.n_annotators
     a = np.full(C, float(class_concentration))
+    if collapsed:  # refused when built, not when sampled
+        check_collapsible(member, gamma)
     declare_gibbs(model, KernelStep, model.free_RVs, replace=True,
                   kernel=lambda: DawidSkeneKernel(Design(labels), member, a, gamma,
                                                   collapsed=collapsed))
@@ -197,7 +197,7 @@ def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True, compi
     check_labels(labels)
     beta = confusion_concentration(labels.n_classes, confusion_prior)
     gamma = positive("reliability", reliability)
-    collapsed = _sampler(sampler, gamma)
+    collapsed = _sampler(sampler)
     with pm.Model(coords={**coords(labels), "label_class": labels.classes}) as model:
         pm.Data("confusion_concentration", beta, dims=("class", "label_class"))
     _confusion_layer(model, labels, beta, gamma=gamma, gibbs=gibbs,
@@ -217,7 +217,7 @@ def build_one_coin(labels: Labels, *, reliability: float = 1.0, gibbs: bool = Tr
     ``compiled``, ``sampler``: as :func:`build`."""
     check_labels(labels)
     gamma = positive("reliability", reliability)
-    collapsed = _sampler(sampler, gamma)
+    collapsed = _sampler(sampler)
     a, b = (positive("accuracy_prior", v) for v in accuracy_prior)
     with pm.Model(coords=coords(labels)) as model:
         accuracy = pm.Beta("accuracy", a, b, dims="annotator",
