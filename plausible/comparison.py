@@ -33,7 +33,7 @@ import pandas as pd
 
 from plausible import models as registry
 from plausible.aggregation import Aggregation, aggregate, as_annotations, data_for_model
-from plausible.diagnostics.convergence import NOT_CONVERGED, rhat_text
+from plausible.diagnostics.convergence import NOT_CONVERGED
 from plausible.diagnostics.leave_one_out import loo
 
 MISSED = 0.025
@@ -203,15 +203,10 @@ def compare(data, models, *, seed: int | None = 0, draws: int | str = "auto", ch
 def _worst_quantity(report) -> str:
     """The failing variable with the highest R-hat, its worst element and its numbers ("" when
     none fails)."""
-    failing = report.table[report.table["status"] == NOT_CONVERGED]
-    if failing.empty:
+    name = report.worst_failing
+    if name is None:
         return ""
-    name = failing["max_rhat"].idxmax()
-    row = failing.loc[name]
-    at = f" at {row.worst}" if row.worst else ""
-    return (f"{name}{at} R-hat {rhat_text(row.max_rhat, report.rhat_max)}, bulk ESS "
-            f"{row.min_ess_bulk:.0f}, tail ESS {row.min_ess_tail:.0f} after {report.n_chains} x "
-            f"{report.n_draws} draws")
+    return f"{report.describe(name)} after {report.n_chains} x {report.n_draws} draws"
 
 
 def _pareto_warning(caught) -> bool:

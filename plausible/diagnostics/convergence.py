@@ -98,13 +98,7 @@ class ConvergenceReport:
             lines.append(f"Not converged: {len(failing)} of {n} variables fail ({thresholds}); "
                          "draw more samples (draws='auto' extends the chains until they pass) or "
                          "check the model before trusting these results:")
-            for name, row in failing.iterrows():
-                rate = ("" if not self.seconds else
-                        f" ({row.min_ess_bulk / self.seconds:.3g} per second)")
-                at = f" at {row.worst}" if row.worst else ""
-                lines.append(f"  {name}: max R-hat {rhat_text(row.max_rhat, self.rhat_max)}{at}, "
-                             f"min bulk ESS {row.min_ess_bulk:.0f}{rate}, min tail ESS "
-                             f"{row.min_ess_tail:.0f}")
+            lines += [f"  {self.describe(name)}" for name in failing.index]
         unassessed = self.table[self.table["status"] == NOT_ASSESSED]
         if not unassessed.empty:
             head = ("Not assessed" if failing.empty and len(unassessed) == n else
@@ -113,6 +107,21 @@ class ConvergenceReport:
             for reason, group in unassessed.groupby("reason", sort=False):
                 lines.append(f"  {', '.join(map(str, group.index))}: {reason}")
         return "\n".join([*lines, *self._modes_text()])
+
+    @property
+    def worst_failing(self) -> str | None:
+        """The failing variable with the highest R-hat (None when none fails)."""
+        failing = self.table[self.table["status"] == NOT_CONVERGED]
+        return None if failing.empty else failing["max_rhat"].idxmax()
+
+    def describe(self, name: str) -> str:
+        """One line on variable ``name``: its worst R-hat (and where), bulk ESS (per second
+        where the trace records its sampling time) and tail ESS."""
+        row = self.table.loc[name]
+        rate = "" if not self.seconds else f" ({row.min_ess_bulk / self.seconds:.3g} per second)"
+        at = f" at {row.worst}" if row.worst else ""
+        return (f"{name}: max R-hat {rhat_text(row.max_rhat, self.rhat_max)}{at}, min bulk ESS "
+                f"{row.min_ess_bulk:.0f}{rate}, min tail ESS {row.min_ess_tail:.0f}")
 
     def _modes_text(self) -> list[str]:
         if self.modes is None or self.modes.empty:
