@@ -47,7 +47,7 @@ from plausible.inference.declarations import declared_gibbs, declared_log_likeli
 from plausible.inference.exact import CANDIDATE_DTYPE, candidate_form, covers_exactly, sample_exact
 from plausible.inference import memory
 from plausible.inference.driver import AUTO, AUTO_FIRST_DRAWS, assemble
-from plausible.inference.steps_kernel import sample_steps
+from plausible.inference.steps_kernel import jittered, sample_steps
 from plausible.metrics.storage import candidate_nbytes
 
 STORAGES = ("auto", "dense", "candidate")
@@ -73,10 +73,9 @@ def _no_variable_fails(values) -> bool:
 
 
 def dispersed_initvals(model: pm.Model, chains: int, rng: np.random.Generator, scale: float):
-    """One initial point per chain: the model's initial point plus ``U(-scale, scale)``
-    jitter on every continuous unconstrained value variable, mapped back to the constrained
-    space. Discrete variables keep their initial value (a jitter would leave their support;
-    their Gibbs steps move them at the first iteration)."""
+    """One initial point per chain: the model's initial point jittered
+    (:func:`~plausible.inference.steps_kernel.jittered`), mapped back to the constrained
+    space."""
     initial = model.initial_point()
     free = model.free_RVs
     to_constrained = model.compile_fn(
@@ -85,15 +84,8 @@ def dispersed_initvals(model: pm.Model, chains: int, rng: np.random.Generator, s
         point_fn=True,
         on_unused_input="ignore",
     )
-    starts = []
-    for _ in range(chains):
-        jittered = {
-            name: value if np.issubdtype(np.asarray(value).dtype, np.integer)
-            else value + rng.uniform(-scale, scale, size=np.shape(value))
-            for name, value in initial.items()
-        }
-        starts.append({rv.name: value for rv, value in zip(free, to_constrained(jittered))})
-    return starts
+    starts = (to_constrained(jittered(initial, rng, scale)) for _ in range(chains))
+    return [{rv.name: value for rv, value in zip(free, start)} for start in starts]
 
 
 def _count(name: str, value, minimum: int) -> int:

@@ -35,6 +35,15 @@ from plausible.inference.kernel import Variable
 from plausible.inference.trace_groups import data_groups, model_variables
 
 
+def jittered(point: dict[str, np.ndarray], rng: np.random.Generator, scale: float) -> dict:
+    """``point`` (value variables, transformed scale) plus ``U(-scale, scale)`` jitter on
+    every continuous value; discrete ones kept (a jitter would leave their support; their
+    steps move them at the first sweep). R-hat needs chains started apart."""
+    return {name: value if np.issubdtype(np.asarray(value).dtype, np.integer)
+            else value + rng.uniform(-scale, scale, np.shape(value))
+            for name, value in point.items()}
+
+
 @dataclass
 class _Chain:
     steps: list
@@ -79,9 +88,7 @@ class StepsKernel:
         self._initial = model.initial_point()
 
     def start(self, rng: np.random.Generator) -> _Chain:
-        point = {name: value if np.issubdtype(np.asarray(value).dtype, np.integer)
-                 else value + rng.uniform(-self.dispersion, self.dispersion, np.shape(value))
-                 for name, value in self._initial.items()}
+        point = jittered(self._initial, rng, self.dispersion)
         steps = [declaration.instantiate(self.model) for declaration in self.declarations]
         for step, child in zip(steps, rng.spawn(len(steps))):
             step.setup_chain(child, self.default_tune, 0)
@@ -131,4 +138,4 @@ def sample_steps(model: pm.Model, declarations, *, draws: int | str, chains: int
     return assemble(posterior, sample_stats=stats, **data_groups(model))
 
 
-__all__ = ["StepsKernel", "sample_steps"]
+__all__ = ["StepsKernel", "jittered", "sample_steps"]
