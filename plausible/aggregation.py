@@ -142,6 +142,7 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
                           "chains: 1000 draws per chain", stacklevel=2)
             trace = sample(built, draws=1000, chains=chains, seed=seed,
                            progressbar=progressbar, check_convergence=False)
+            trace["posterior"].attrs["draws_stopped_by"] = "fixed: pm.sample cannot extend"
     finally:
         pymc_log.setLevel(level)
     return Aggregation(trace=trace, model=name, data=fitted, default=model is None,

@@ -151,8 +151,8 @@ def sample(
         :func:`plausible.diagnostics.convergence_report` measures it — or ``max_seconds``
         pass or ``max_draws`` per chain are drawn (or the memory budget is reached); the
         posterior's ``draws_stopped_by`` attribute says which. Needs at least 2 chains; exact
-        independent draws take 1000 (nothing to converge); a model sampled by ``pm.sample``
-        (NUTS) needs a number.
+        independent draws take 1000 (nothing to converge; ``draws_stopped_by`` is ``"exact
+        draws"``); a model sampled by ``pm.sample`` (NUTS) needs a number.
     tune
         Warm-up iterations of the MCMC routes; by default, when the model's declared steps
         cover every free variable, the most any of them asks for (``default_tune_steps``;
@@ -221,6 +221,8 @@ def sample(
     elif covers_exactly(model, steps):
         draws = 1000 if auto else draws  # independent exact draws: nothing to converge
         trace = _sample_exact(model, steps, draws, chains, seed, cores, storage, budget, store)
+        if auto:
+            trace["posterior"].attrs["draws_stopped_by"] = "exact draws"
         return _with_log_likelihood(trace, model, log_likelihood, budget)
     else:
         if storage == "candidate":

@@ -59,3 +59,4 @@ def test_what_cannot_be_extended_says_so(labels):
                           list("abc"))
     exact = pl.sample(pl.models.get("dirichlet")(votes), draws="auto", seed=0)
     assert exact.posterior.sizes["draw"] == 1000  # independent draws: nothing to converge
+    assert exact.posterior.attrs["draws_stopped_by"] == "exact draws"
