@@ -1,8 +1,9 @@
 """Mixing of the label models' samplers: the collapsed class sweep against the joint scan,
 same data, same run, ESS per second of the slowest-mixing quantities.
 
-For full Dawid–Skene and one-coin, ``plausible.sample(build(labels, sampler=...))`` at its
-defaults (4 chains x 1000 draws after the kernel's warm-up), ``sampler="joint"`` (classes
+For full Dawid–Skene, one-coin and hierarchical Dawid–Skene (``--models``),
+``plausible.sample(build(labels, sampler=...))`` at its defaults (4 chains x 1000 draws after
+the kernel's warm-up), ``sampler="joint"`` (classes
 given the annotator parameters, then the parameters given the classes) and
 ``sampler="collapsed"`` (each item's class given the others' with the parameters integrated
 out). Timed without the convergence report and the per-item log-likelihood. Per run: the
@@ -22,6 +23,7 @@ and a simulated crowd as crowds are (``simulate_crowd``) at three sizes:
 * every item gets ``3 + Poisson(2)`` labels from distinct workers.
 
     .venv/bin/python benchmarks/bench_label_mixing.py [--sizes 2000 10000 40000] [--seed 0]
+        [--models dawid-skene one-coin hierarchical-dawid-skene]
 """
 
 import argparse
@@ -33,6 +35,10 @@ import numpy as np
 
 import plausible as pl
 from plausible.diagnostics.estimators import ess_bulk, rhat
+
+
+MODELS = ("dawid-skene", "one-coin", "hierarchical-dawid-skene")
+"""The label models with both class sweeps."""
 
 
 def simulate_crowd(n_labels: int, seed: int = 0) -> pl.data.Labels:
@@ -107,15 +113,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 10000, 40000])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--models", nargs="+", default=list(MODELS))
     args = parser.parse_args()
-    print(f"{'data':24s} {'model':12s} {'labels':>7s} | {'joint s':>8s} {'collapsed s':>11s} | "
+    print(f"{'data':24s} {'model':24s} {'labels':>7s} | {'joint s':>8s} {'collapsed s':>11s} | "
           f"{'prior ESS/s j':>13s} {'c':>8s} {'x':>6s} | {'plaus ESS/s j':>13s} {'c':>8s} "
           f"{'x':>6s} | R-hat j / c")
     for title, labels in data_sets(args.sizes, args.seed):
-        for name in ("dawid-skene", "one-coin"):
+        for name in args.models:
             joint = run(labels, name, "joint", args.seed)
             folded = run(labels, name, "collapsed", args.seed)
-            print(f"{title:24s} {name:12s} {labels.item.size:7d} | {joint['seconds']:8.2f} "
+            print(f"{title:24s} {name:24s} {labels.item.size:7d} | {joint['seconds']:8.2f} "
                   f"{folded['seconds']:11.2f} | {joint['prior']:13.0f} {folded['prior']:8.0f} "
                   f"{folded['prior'] / joint['prior']:6.1f} | {joint['plaus']:13.0f} "
                   f"{folded['plaus']:8.0f} {folded['plaus'] / joint['plaus']:6.1f} | "

@@ -31,11 +31,14 @@ mu_c`` (:mod:`plausible.inference.dirichlet_multinomial_population`), whose slic
 independently for every class. The ``g_c`` are kept between sweeps (an augmentation),
 ``mu_c`` is stored.
 
-Full Dawid–Skene and one-coin also sweep the classes with their parameters integrated out
-(:mod:`plausible.inference.dawid_skene_collapsed`): ``collapsed_statistics(counts, gamma,
-most)`` gives the sufficient statistics that sweep keeps beside the counts and its tables of
+Full Dawid–Skene, one-coin and the hierarchical model also sweep the classes with their
+rows (accuracies) integrated out (:mod:`plausible.inference.dawid_skene_collapsed`; the
+hierarchical model's given its current population ``alpha_c = kappa_c mu_c``, then ``(kappa,
+mu, theta) | z`` as above: a partially collapsed Gibbs scan, valid because the rows are drawn
+afresh before anything conditions on them): ``collapsed_statistics(counts, gamma, most)``
+gives the sufficient statistics that sweep keeps beside the counts and its tables of
 predictive logs (``most``: labels of the busiest annotator), ``collapsed_sweep(design, a,
-gamma, u, z, counts, class_counts, statistics)`` runs it.
+gamma, u, z, counts, class_counts, statistics, state)`` runs it (``state``: the member's).
 
 Every member: ``start(n_annotators, n_classes)`` gives a chain's first state (or None),
 ``load(values, n_annotators, n_classes, rng)`` the state from a PyMC point's values, ``draw(rng, counts, gamma,
@@ -110,7 +113,8 @@ class FullConfusion:
         totals = counts.reshape(n_codes // n_classes, n_classes, n_classes).sum(axis=1)
         return (totals, *collapsed.log_tables(self.beta, gamma, most))
 
-    def collapsed_sweep(self, design, a, gamma: int, u, z, counts, class_counts, statistics):
+    def collapsed_sweep(self, design, a, gamma: int, u, z, counts, class_counts, statistics,
+                        state):
         totals, log_num, log_den = statistics
         return collapsed.full_sweep(design.offsets, design.code, self.beta, a, gamma, u, z,
                                     counts, totals, class_counts, log_num, log_den)
@@ -158,7 +162,8 @@ class OneCoin:
         return (np.trace(n, axis1=1, axis2=2).copy(), n.sum(axis=(1, 2)),
                 *collapsed.one_coin_tables(self.a, self.b, n_classes, gamma, most))
 
-    def collapsed_sweep(self, design, a, gamma: int, u, z, counts, class_counts, statistics):
+    def collapsed_sweep(self, design, a, gamma: int, u, z, counts, class_counts, statistics,
+                        state):
         return collapsed.one_coin_sweep(design.offsets, design.code, a, u, z, counts,
                                         *statistics[:2], class_counts, *statistics[2:])
 
@@ -270,6 +275,25 @@ class Hierarchical:
     @staticmethod
     def confusion(values: dict, n_classes: int) -> np.ndarray:
         return values["confusion"]
+
+    def collapsed_statistics(self, counts: np.ndarray, gamma: int, most: int) -> tuple:
+        """``N_j[c]`` ``(annotator, class)`` (the row totals of one part's ``counts``),
+        ``gamma`` and ``most`` (labels of the busiest annotator): the log tables depend on the
+        population, so :meth:`collapsed_sweep` builds them each sweep."""
+        n_codes, n_classes = counts.shape
+        totals = counts.reshape(n_codes // n_classes, n_classes, n_classes).sum(axis=1)
+        return totals, gamma, most
+
+    def collapsed_sweep(self, design, a, gamma: int, u, z, counts, class_counts, statistics,
+                        state):
+        """Full Dawid–Skene's collapsed sweep with every row's prior the current population
+        ``alpha_c = kappa_c mu_c`` (from ``state``): the classes given the population with the
+        rows integrated out; :meth:`draw` then gives ``(kappa, mu, theta) | z``."""
+        totals, gamma, most = statistics
+        log_mu = state[:, 1:] - np.logaddexp.reduce(state[:, 1:], axis=1, keepdims=True)
+        alpha = np.exp(state[:, :1] + log_mu)
+        return collapsed.full_sweep(design.offsets, design.code, alpha, a, gamma, u, z, counts,
+                                    totals, class_counts, *collapsed.log_tables(alpha, gamma, most))
 
 
 __all__ = ["FullConfusion", "Hierarchical", "Mace", "OneCoin", "confusion_from_table",

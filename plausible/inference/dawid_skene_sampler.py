@@ -224,7 +224,7 @@ class DawidSkeneKernel:
         state.u[:] = rng.random(design.n_items)
         changed = self.member.collapsed_sweep(design, self.a, int(self.gamma), state.u, state.z,
                                               state.counts[0], state.class_counts[0],
-                                              state.collapsed)
+                                              state.collapsed, state.member_state)
         state.member_state = self.member.draw(rng, state.counts, self.gamma, state.table,
                                               state.member_state)
         kernel_code.draw_class_prior(rng, state.class_counts, self.a, state.log_pi,

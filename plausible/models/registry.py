@@ -88,8 +88,8 @@ ENTRIES = (
                label_probabilities=dawid_skene.label_probabilities),
     ModelEntry("hierarchical-dawid-skene", dawid_skene.build_hierarchical, "labels",
                "tempering", False,
-               "Dawid-Skene with confusion rows shrunk to a population matrix: exact Gibbs + "
-               "slice for the population, rows integrated out (compiled)", replicate=dawid_skene.replicate_labels,
+               "Dawid-Skene with confusion rows shrunk to a population matrix: collapsed "
+               "class sweeps, slice for the population, exact rows (compiled)", replicate=dawid_skene.replicate_labels,
                label_probabilities=dawid_skene.label_probabilities),
     ModelEntry("one-coin", dawid_skene.build_one_coin, "labels", "tempering", False,
                "one accuracy per annotator, wrong labels uniform (Dawid-Skene family), exact "

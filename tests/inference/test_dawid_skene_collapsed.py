@@ -1,8 +1,9 @@
-"""The collapsed class sweeps of full Dawid–Skene and one-coin against brute force: the
-class conditional against the ratio of enumerated joint marginals ``p(z, x)`` (parameters
-integrated out in closed form), the chain's class marginals against ``p(z | x)`` enumerated
-over every configuration, and the recorded parameters and plausibilities against the joint
-scan's posterior on the same data."""
+"""The collapsed class sweeps of full Dawid–Skene, one-coin and hierarchical Dawid–Skene
+against brute force: the class conditional against the ratio of enumerated joint marginals
+``p(z, x)`` (parameters integrated out in closed form), the chain's class marginals against
+``p(z | x)`` enumerated over every configuration, and the recorded parameters and
+plausibilities against the joint scan's posterior on the same data (hierarchical Dawid–Skene's
+collapsed scan against NUTS: ``tests/models/test_dawid_skene.py``)."""
 
 import itertools
 import math
@@ -79,16 +80,41 @@ def test_each_item_s_class_is_drawn_from_the_ratio_of_joint_marginals(name, gamm
             uniforms = np.full(labels.n_items, 0.5)
             uniforms[0] = u
             member.collapsed_sweep(design, a, gamma, uniforms, s.z, s.counts[0],
-                                   s.class_counts[0], s.collapsed)
+                                   s.class_counts[0], s.collapsed, s.member_state)
             assert s.z[0] == want, (c, u)
     # the statistics kept in place equal those counted afresh
     member.collapsed_sweep(design, a, gamma, np.random.default_rng(1).random(labels.n_items),
-                           state.z, state.counts[0], state.class_counts[0], state.collapsed)
+                           state.z, state.counts[0], state.class_counts[0], state.collapsed,
+                           state.member_state)
     fresh = kernel.load({"true_class": state.z}, np.random.default_rng(0))
     np.testing.assert_array_equal(state.counts, fresh.counts)
     np.testing.assert_array_equal(state.class_counts, fresh.class_counts)
     for kept, counted in zip(state.collapsed, fresh.collapsed):  # statistics and log tables
         np.testing.assert_array_equal(kept, counted)
+
+
+def test_hierarchical_sweep_is_full_dawid_skene_s_at_the_current_population():
+    """Given the population ``alpha_c = kappa_c mu_c``, hierarchical Dawid–Skene's rows have
+    the prior Dirichlet(alpha_c): its class draws are full Dawid–Skene's (checked against
+    enumeration above) with ``beta = alpha``, uniform for uniform."""
+    labels = small(n_items=40, seed=7)
+    C, a, design = labels.n_classes, np.array([1.0, 2.0, 1.5]), Design(labels)
+    kappa, mu = np.array([3.0, 12.0, 0.7]), np.random.default_rng(4).dirichlet(np.ones(C), C)
+    state = np.concatenate([np.log(kappa)[:, None], np.log(mu) + 0.3], 1)  # g_c: any scale
+    hierarchical = members.Hierarchical(np.ones((C, C)), (2.0, 0.1), np.full((C, C), 1 / C))
+    full = members.FullConfusion(kappa[:, None] * mu)
+    z = np.random.default_rng(5).integers(0, C, labels.n_items)
+    runs = []
+    for member in (hierarchical, full):
+        s = DawidSkeneKernel(design, member, a, 2, collapsed=True).load(
+            {"true_class": z, "population_confusion": mu, "concentration": kappa},
+            np.random.default_rng(0))
+        for seed in range(5):
+            member.collapsed_sweep(design, a, 2, np.random.default_rng(seed).random(labels.n_items),
+                                   s.z, s.counts[0], s.class_counts[0], s.collapsed, state)
+        runs.append(s.z.copy())
+    np.testing.assert_array_equal(*runs)
+    assert (runs[0] != z).any()
 
 
 @pytest.mark.parametrize("name", list(MEMBERS))

@@ -277,13 +277,17 @@ def test_label_switching_check_flags_a_partial_swap_of_three_classes():
 
 
 @pytest.mark.slow
-def test_hierarchical_gibbs_and_nuts_match_nuts_with_classes_summed_out():
+def test_hierarchical_joint_and_collapsed_gibbs_match_nuts_with_classes_summed_out():
     labels = pl.data.simulate_glad(40, 5, n_classes=2, ability=(2.0, 0.5), seed=14).labels
     mixed, nuts = gibbs_and_nuts(ds.build_hierarchical, labels, {"target_accept": 0.95})
-    assert (ds.label_switching_check(mixed) == 0).all()
+    folded = pl.sample(ds.build_hierarchical(labels, sampler="collapsed"), draws=2000, seed=2,
+                       progressbar=False)
     report = pl.diagnostics.convergence_report(nuts)  # the funnel of kappa: few ESS, no bias
     assert report.table["max_rhat"].max() < 1.05, report.text
-    assert_same_posterior(mixed, nuts, ("plausibility", "confusion", "population_confusion", "class_prior"))
-    log_kappa = [np.log(t.posterior["concentration"].values) for t in (mixed, nuts)]
-    se = np.hypot(*(pl.diagnostics.mcse_mean(v) for v in log_kappa))
-    assert (np.abs(log_kappa[0].mean((0, 1)) - log_kappa[1].mean((0, 1))) / se).max() < 4.5
+    for gibbs in (mixed, folded):  # the joint scan and the collapsed one
+        assert (ds.label_switching_check(gibbs) == 0).all()
+        assert_same_posterior(gibbs, nuts, ("plausibility", "confusion", "population_confusion",
+                                            "class_prior"))
+        log_kappa = [np.log(t.posterior["concentration"].values) for t in (gibbs, nuts)]
+        se = np.hypot(*(pl.diagnostics.mcse_mean(v) for v in log_kappa))
+        assert (np.abs(log_kappa[0].mean((0, 1)) - log_kappa[1].mean((0, 1))) / se).max() < 4.5
