@@ -10,6 +10,7 @@ the crowd simulator of ``bench_label_mixing.py`` at 10,000 labels. Then ``pl.com
 timed whole, against the sum of the same five auto fits and their checks timed one by one.
 
     PLAUSIBLE_DATA=../shared/data .venv/bin/python benchmarks/bench_auto_draws.py [--seeds 5]
+        [--models dawid-skene ...] [--no-compare]
 """
 
 import argparse
@@ -39,6 +40,8 @@ def fit(labels, model, draws, seed=0):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=1)
+    parser.add_argument("--models", nargs="+", default=MODELS + ["annotator-beta"])
+    parser.add_argument("--no-compare", action="store_true", help="skip the pl.compare timing")
     args = parser.parse_args()
     home = os.environ.get("PLAUSIBLE_DATA")
     if not home:
@@ -52,8 +55,9 @@ def main():
     print(f"{'data':14s} {'model':26s} | {'1000: pass':>10s} {'R-hat':>7s} | "
           f"{'auto: pass':>10s} {'R-hat':>7s} {'draws':>11s} {'max s':>6s}")
     for title, labels in data.items():
-        models = MODELS + (["annotator-beta"] if labels.n_classes == 2 else [])
-        for model in models:
+        for model in args.models:
+            if model == "annotator-beta" and labels.n_classes != 2:
+                continue
             fixed = [fit(labels, model, 1000, seed)[2] for seed in range(n)]
             autos = [fit(labels, model, "auto", seed) for seed in range(n)]
             draws = [a[0].trace.posterior.sizes["draw"] for a in autos]
@@ -62,6 +66,8 @@ def main():
                   f"{sum(a[2].converged for a in autos):6d} / {n} "
                   f"{max(a[2].table['max_rhat'].max() for a in autos):7.4f} "
                   f"{min(draws):5d}-{max(draws):5d} {max(a[1] for a in autos):6.1f}", flush=True)
+    if args.no_compare:
+        return
     labels = data["dentistry"]
     models = MODELS + ["annotator-beta"]
     one_by_one = 0.0

@@ -1,7 +1,7 @@
 """Mixing of the label models' samplers: the collapsed class sweep against the joint scan,
 same data, same run, ESS per second of the slowest-mixing quantities.
 
-For full Dawid–Skene, one-coin and hierarchical Dawid–Skene (``--models``),
+For full Dawid–Skene, one-coin, MACE and hierarchical Dawid–Skene (``--models``),
 ``plausible.sample(build(labels, sampler=...))`` at its defaults (4 chains x 1000 draws after
 the kernel's warm-up), ``sampler="joint"`` (classes
 given the annotator parameters, then the parameters given the classes) and
@@ -23,7 +23,7 @@ and a simulated crowd as crowds are (``simulate_crowd``) at three sizes:
 * every item gets ``3 + Poisson(2)`` labels from distinct workers.
 
     .venv/bin/python benchmarks/bench_label_mixing.py [--sizes 2000 10000 40000] [--seed 0]
-        [--models dawid-skene one-coin hierarchical-dawid-skene]
+        [--models dawid-skene one-coin mace hierarchical-dawid-skene]
 """
 
 import argparse
@@ -37,7 +37,7 @@ import plausible as pl
 from plausible.diagnostics.estimators import ess_bulk, rhat
 
 
-MODELS = ("dawid-skene", "one-coin", "hierarchical-dawid-skene")
+MODELS = ("dawid-skene", "one-coin", "mace", "hierarchical-dawid-skene")
 """The label models with both class sweeps."""
 
 
@@ -118,6 +118,10 @@ def main():
     print(f"{'data':24s} {'model':24s} {'labels':>7s} | {'joint s':>8s} {'collapsed s':>11s} | "
           f"{'prior ESS/s j':>13s} {'c':>8s} {'x':>6s} | {'plaus ESS/s j':>13s} {'c':>8s} "
           f"{'x':>6s} | R-hat j / c")
+    warm = simulate_crowd(500, args.seed)
+    for name in args.models:  # compile (or load) every kernel before timing
+        for sampler in ("joint", "collapsed"):
+            run(warm, name, sampler, args.seed)
     for title, labels in data_sets(args.sizes, args.seed):
         for name in args.models:
             joint = run(labels, name, "joint", args.seed)

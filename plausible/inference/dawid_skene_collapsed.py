@@ -18,6 +18,17 @@ with ``m_c`` the other items of class ``c`` and, for label ``x_k`` by annotator 
   (a + b + gamma T_j + r)`` for ``x = c`` and ``(b + gamma (T_j - R_j) + r) / (a + b + gamma
   T_j + r) / (C - 1)`` otherwise (``R_j`` right of ``T_j`` labels).
 
+* MACE (Hovy et al. 2013): every copy of a label is truthful (it equals the class) or spam
+  (drawn from the annotator's strategy); with competence ``Beta(a, b)`` and strategy
+  ``Dirichlet(delta)`` integrated out, the chain is on the classes and each group's truthful
+  copies ``t_g`` (a group: one annotator's labels on one item, ``n_agree`` of its ``n``
+  copies agreeing with the class). Item ``i``'s class and its groups' ``t`` are drawn
+  together: ``P(z_i = c | ...) ∝ (a_c + m_c) prod_g sum_t w_g(c, t)`` with ``w_g(c, t) =
+  C(n_agree, t) (a + T_j)^(t) (b + S_j)^(n - t) / (a + b + T_j + S_j)^(n) · prod_x (delta_x +
+  S_j[x])^(s_x) / (sum delta + S_j)^(n - t)`` (``x^(n)`` the rising factorial; ``T_j``,
+  ``S_j``, ``S_j[x]`` the others' truthful, spam and spam-``x`` copies of annotator ``j``;
+  ``s_x`` this group's spam copies of label ``x``), then each ``t_g ∝ w_g(z_i, t)``.
+
 Labels of the same item are taken in their stored order, each one's copies added to the
 counts before the next (so an annotator who labelled an item twice is exact too). One sweep
 draws ``z_i`` for every item in turn, from the caller's uniforms by inverse CDF, with the
@@ -189,3 +200,178 @@ def one_coin_tables(prior_a: float, prior_b: float, n_classes: int, gamma: int, 
     return (_rising_table(prior_a + n, gamma),
             _rising_table(prior_b + n, gamma) - gamma * math.log(max(n_classes - 1, 1)),
             _rising_table(prior_a + prior_b + n, gamma))
+
+
+def mace_groups(offsets: np.ndarray, code: np.ndarray, n_classes: int):
+    """Every item's labels grouped by annotator (MACE's collapsed sweep draws the spam copies
+    of one annotator's labels on one item together): ``item_groups (item + 1,)`` the groups of
+    each item, ``group_annotator (group,)``, ``group_offsets (group + 1,)`` into
+    ``group_label (annotation,)`` (the labels, in group order) and ``group_code
+    (annotation,)`` (their codes ``j C + x``)."""
+    item = np.repeat(np.arange(offsets.size - 1), np.diff(offsets))
+    annotator = code // n_classes
+    order = np.lexsort((annotator, item))
+    key = item[order].astype(np.int64) * (annotator.max(initial=0) + 1) + annotator[order]
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if key.size else np.empty(0, int)
+    group_offsets = np.r_[starts, key.size].astype(np.int64)
+    item_groups = np.searchsorted(starts, offsets[:-1]).astype(np.int64)
+    item_groups = np.r_[item_groups, starts.size].astype(np.int64)
+    return (item_groups, annotator[order][starts].astype(np.int64), group_offsets,
+            (code[order] % n_classes).astype(np.int64), code[order].astype(np.int64))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _log_rise(base, n):  # pragma: no cover - compiled
+    """``log prod_{r < n} (base + r)`` for a whole ``n >= 0``."""
+    if n == 0:
+        return 0.0
+    if n == 1:
+        return math.log(base)
+    return math.lgamma(base + n) - math.lgamma(base)
+
+
+@numba.njit(cache=True, nogil=True)
+def _mace_group(g, c, repetitions, group_offsets, group_label, j, prior_a, prior_b, delta,
+                delta_sum, truthful, spam, spam_label, added, log_w, log_factorial):  # pragma: no cover
+    """Group ``g``'s log weights ``log_w[t]``, ``t = 0..n_agree``: its copies under class
+    ``c`` with ``t`` of the ``n_agree`` copies that agree with ``c`` truthful and every other
+    copy spam, given the others' ``truthful (annotator,)``, ``spam (annotator,)`` and
+    ``spam_label (annotator, label)`` (annotator ``j``). Returns ``n_agree``. ``added
+    (label,)``: zeros, scratch; ``log_factorial[n] = log n!``."""
+    n_agree, n_total = 0, 0
+    disagreeing = 0.0  # the strategy's terms of the disagreeing copies, whatever t
+    for k in range(group_offsets[g], group_offsets[g + 1]):
+        x = group_label[k]
+        n_total += repetitions
+        if x == c:
+            n_agree += repetitions
+        else:
+            disagreeing += _log_rise(delta[x] + spam_label[j, x] + added[x], repetitions)
+            added[x] += repetitions
+    for k in range(group_offsets[g], group_offsets[g + 1]):
+        added[group_label[k]] = 0
+    head = disagreeing - _log_rise(prior_a + prior_b + truthful[j] + spam[j], n_total)
+    for t in range(n_agree + 1):
+        s = n_total - t
+        log_w[t] = (head + log_factorial[n_agree] - log_factorial[t]
+                    - log_factorial[n_agree - t]
+                    + _log_rise(prior_a + truthful[j], t) + _log_rise(prior_b + spam[j], s)
+                    + _log_rise(delta[c] + spam_label[j, c], n_agree - t)
+                    - _log_rise(delta_sum + spam[j], s))
+    return n_agree
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _log_sum(log_w, n):  # pragma: no cover - compiled
+    top = -np.inf
+    for t in range(n):
+        top = max(top, log_w[t])
+    total = 0.0
+    for t in range(n):
+        total += math.exp(log_w[t] - top)
+    return top + math.log(total)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _shift_mace(g, c, step, t, repetitions, group_offsets, group_label, j, truthful, spam,
+                spam_label):  # pragma: no cover - compiled
+    """Group ``g``'s copies under class ``c`` with ``t`` truthful counted ``step`` (+1 or -1)
+    more times."""
+    truthful[j] += step * t
+    agreeing_spam = -t
+    for k in range(group_offsets[g], group_offsets[g + 1]):
+        x = group_label[k]
+        spam[j] += step * repetitions
+        if x == c:
+            agreeing_spam += repetitions
+        else:
+            spam_label[j, x] += step * repetitions
+    spam[j] -= step * t
+    spam_label[j, c] += step * agreeing_spam
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _single(j, x, prior_a, prior_b, delta, delta_sum, truthful, spam, spam_label):  # pragma: no cover
+    """A group of one copy of label ``x`` by annotator ``j``: the log weights of its being
+    spam and (under class ``x`` only) truthful, as :func:`_mace_group`'s."""
+    log_n = math.log(prior_a + prior_b + truthful[j] + spam[j])
+    spam_x = (math.log(prior_b + spam[j]) - log_n - math.log(delta_sum + spam[j])
+              + math.log(delta[x] + spam_label[j, x]))
+    return spam_x, math.log(prior_a + truthful[j]) - log_n
+
+
+@numba.njit(cache=True, nogil=True)
+def mace_sweep(item_groups, group_annotator, group_offsets, group_label, group_code, a,
+               repetitions, prior_a, prior_b, delta, u, z, group_truthful, truthful, spam,
+               spam_label, counts, class_counts):  # pragma: no cover - compiled
+    """MACE's collapsed sweep (module docstring) over every item: ``(z_i, t_i) | z_-i, t_-i,
+    x`` with every competence and strategy integrated out, ``t_g`` the truthful copies of
+    group ``g`` (one annotator's labels on one item, :func:`mace_groups`), drawn from the
+    caller's uniforms ``u (item + group,)`` (the items' first). ``truthful``, ``spam``
+    ``(annotator,)``, ``spam_label (annotator, label)``, ``counts (code, class)`` and
+    ``class_counts`` are kept current. Returns the number of items whose class changed."""
+    n_items, n_classes = item_groups.size - 1, a.size
+    most = 1
+    for g in range(group_annotator.size):
+        most = max(most, repetitions * (group_offsets[g + 1] - group_offsets[g]) + 1)
+    log_w = np.empty(most)
+    log_factorial = np.zeros(most)
+    for n in range(2, most):
+        log_factorial[n] = log_factorial[n - 1] + math.log(n)
+    added = np.zeros(n_classes, dtype=np.int64)
+    log_q = np.empty(n_classes)
+    delta_sum = 0.0
+    for x in range(n_classes):
+        delta_sum += delta[x]
+    changed = 0
+    for i in range(n_items):
+        old = z[i]
+        class_counts[old] -= 1
+        for g in range(item_groups[i], item_groups[i + 1]):
+            _shift_mace(g, old, -1, group_truthful[g], repetitions, group_offsets, group_label,
+                        group_annotator[g], truthful, spam, spam_label)
+            for k in range(group_offsets[g], group_offsets[g + 1]):
+                counts[group_code[k], old] -= 1
+        for c in range(n_classes):
+            log_q[c] = math.log(a[c] + class_counts[c])
+        for g in range(item_groups[i], item_groups[i + 1]):
+            j = group_annotator[g]
+            if repetitions == 1 and group_offsets[g + 1] - group_offsets[g] == 1:
+                # one copy: spam (any class) or truthful (its own label's class only)
+                x = group_label[group_offsets[g]]
+                spam_x, true_x = _single(j, x, prior_a, prior_b, delta, delta_sum, truthful,
+                                         spam, spam_label)
+                for c in range(n_classes):
+                    log_q[c] += spam_x
+                top = max(spam_x, true_x)
+                log_q[x] += top + math.log(math.exp(spam_x - top) + math.exp(true_x - top)) - spam_x
+                continue
+            for c in range(n_classes):
+                n_agree = _mace_group(g, c, repetitions, group_offsets, group_label, j, prior_a,
+                                      prior_b, delta, delta_sum, truthful, spam, spam_label,
+                                      added, log_w, log_factorial)
+                log_q[c] += _log_sum(log_w, n_agree + 1)
+        new = _draw(log_q, u[i])
+        z[i] = new
+        changed += new != old
+        class_counts[new] += 1
+        for g in range(item_groups[i], item_groups[i + 1]):
+            j = group_annotator[g]
+            if repetitions == 1 and group_offsets[g + 1] - group_offsets[g] == 1:
+                x = group_label[group_offsets[g]]
+                t = 0
+                if x == new:
+                    spam_x, true_x = _single(j, x, prior_a, prior_b, delta, delta_sum, truthful,
+                                             spam, spam_label)
+                    t = int(u[n_items + g] * (1.0 + math.exp(spam_x - true_x)) < 1.0)
+            else:
+                n_agree = _mace_group(g, new, repetitions, group_offsets, group_label, j,
+                                      prior_a, prior_b, delta, delta_sum, truthful, spam,
+                                      spam_label, added, log_w, log_factorial)
+                t = _draw(log_w[:n_agree + 1], u[n_items + g])
+            group_truthful[g] = t
+            _shift_mace(g, new, 1, t, repetitions, group_offsets, group_label, j, truthful,
+                        spam, spam_label)
+            for k in range(group_offsets[g], group_offsets[g + 1]):
+                counts[group_code[k], new] += 1
+    return changed

@@ -31,14 +31,16 @@ mu_c`` (:mod:`plausible.inference.dirichlet_multinomial_population`), whose slic
 independently for every class. The ``g_c`` are kept between sweeps (an augmentation),
 ``mu_c`` is stored.
 
-Full Dawid–Skene, one-coin and the hierarchical model also sweep the classes with their
-rows (accuracies) integrated out (:mod:`plausible.inference.dawid_skene_collapsed`; the
+Full Dawid–Skene, one-coin, MACE and the hierarchical model also sweep the classes with
+their rows (accuracies; MACE's competences and strategies, keeping each label group's
+truthful copies as state and drawing ``(c, xi)`` from them by ``collapsed_draw``) integrated
+out (:mod:`plausible.inference.dawid_skene_collapsed`; the
 hierarchical model's given its current population ``alpha_c = kappa_c mu_c``, then ``(kappa,
 mu, theta) | z`` as above: a partially collapsed Gibbs scan, valid because the rows are drawn
-afresh before anything conditions on them): ``collapsed_statistics(counts, gamma, most)``
+afresh before anything conditions on them): ``collapsed_statistics(design, z, counts, gamma)``
 gives the sufficient statistics that sweep keeps beside the counts and its tables of
-predictive logs (``most``: labels of the busiest annotator), ``collapsed_sweep(design, a,
-gamma, u, z, counts, class_counts, statistics, state)`` runs it (``state``: the member's).
+predictive logs, ``collapsed_sweep(rng, design, a, gamma, z, counts, class_counts,
+statistics, state)`` runs it (``state``: the member's).
 
 Every member: ``start(n_annotators, n_classes)`` gives a chain's first state (or None),
 ``load(values, n_annotators, n_classes, rng)`` the state from a PyMC point's values, ``draw(rng, counts, gamma,
@@ -65,6 +67,13 @@ def summed_counts(counts: np.ndarray) -> np.ndarray:
     n_classes = counts.shape[2]
     n = counts.sum(axis=0)
     return n.reshape(-1, n_classes, n_classes).swapaxes(1, 2)
+
+
+def _row_totals(counts: np.ndarray) -> np.ndarray:
+    """``N_j[c]`` ``(annotator, class)``: the row totals of one part's ``counts (code,
+    class)``."""
+    n_codes, n_classes = counts.shape
+    return counts.reshape(n_codes // n_classes, n_classes, n_classes).sum(axis=1)
 
 
 def write_table(log_theta: np.ndarray, table: np.ndarray) -> None:
@@ -105,19 +114,18 @@ class FullConfusion:
     def confusion(values: dict, n_classes: int) -> np.ndarray:
         return values["confusion"]
 
-    def collapsed_statistics(self, counts: np.ndarray, gamma: int, most: int) -> tuple:
+    def collapsed_statistics(self, design, z, counts: np.ndarray, gamma: int) -> tuple:
         """``N_j[c]`` ``(annotator, class)`` (the row totals of one part's ``counts``) and the
-        predictive log tables up to ``most`` labels of an annotator
+        predictive log tables up to the busiest annotator's labels
         (:func:`~plausible.inference.dawid_skene_collapsed.log_tables`)."""
-        n_codes, n_classes = counts.shape
-        totals = counts.reshape(n_codes // n_classes, n_classes, n_classes).sum(axis=1)
-        return (totals, *collapsed.log_tables(self.beta, gamma, most))
+        return (_row_totals(counts), *collapsed.log_tables(self.beta, gamma, design.most_labels))
 
-    def collapsed_sweep(self, design, a, gamma: int, u, z, counts, class_counts, statistics,
+    def collapsed_sweep(self, rng, design, a, gamma: int, z, counts, class_counts, statistics,
                         state):
         totals, log_num, log_den = statistics
-        return collapsed.full_sweep(design.offsets, design.code, self.beta, a, gamma, u, z,
-                                    counts, totals, class_counts, log_num, log_den)
+        return collapsed.full_sweep(design.offsets, design.code, self.beta, a, gamma,
+                                    rng.random(design.n_items), z, counts, totals, class_counts,
+                                    log_num, log_den)
 
 
 class OneCoin:
@@ -153,19 +161,20 @@ class OneCoin:
     def values(self, table, state) -> dict:
         return {"accuracy": state}
 
-    def collapsed_statistics(self, counts: np.ndarray, gamma: int, most: int) -> tuple:
+    def collapsed_statistics(self, design, z, counts: np.ndarray, gamma: int) -> tuple:
         """``(R_j, T_j)`` (each annotator's right and all labels in one part's ``counts``) and
-        the predictive log tables up to ``most`` labels of an annotator
+        the predictive log tables up to the busiest annotator's labels
         (:func:`~plausible.inference.dawid_skene_collapsed.one_coin_tables`)."""
         n_codes, n_classes = counts.shape
         n = counts.reshape(n_codes // n_classes, n_classes, n_classes)  # (annotator, x, c)
         return (np.trace(n, axis1=1, axis2=2).copy(), n.sum(axis=(1, 2)),
-                *collapsed.one_coin_tables(self.a, self.b, n_classes, gamma, most))
+                *collapsed.one_coin_tables(self.a, self.b, n_classes, gamma, design.most_labels))
 
-    def collapsed_sweep(self, design, a, gamma: int, u, z, counts, class_counts, statistics,
+    def collapsed_sweep(self, rng, design, a, gamma: int, z, counts, class_counts, statistics,
                         state):
-        return collapsed.one_coin_sweep(design.offsets, design.code, a, u, z, counts,
-                                        *statistics[:2], class_counts, *statistics[2:])
+        return collapsed.one_coin_sweep(design.offsets, design.code, a,
+                                        rng.random(design.n_items), z, counts, *statistics[:2],
+                                        class_counts, *statistics[2:])
 
     @staticmethod
     def confusion(values: dict, n_classes: int) -> np.ndarray:
@@ -217,6 +226,49 @@ class Mace:
 
     def values(self, table, state) -> dict:
         return {"competence": state[0], "strategy": state[1]}
+
+    def collapsed_statistics(self, design, z, counts: np.ndarray, gamma: int) -> tuple:
+        """The label groups (:func:`~plausible.inference.dawid_skene_collapsed.mace_groups`),
+        each group's truthful copies (at the start, every copy that agrees with its item's
+        class ``z``) and the annotators' ``truthful (annotator,)``, ``spam (annotator,)`` and
+        ``spam_label (annotator, label)`` copies they add up to."""
+        C, R = design.n_classes, self.repetitions
+        groups = collapsed.mace_groups(design.offsets, design.code, C)
+        item_groups, group_annotator, group_offsets, group_label, _ = groups
+        group_item = np.repeat(np.arange(design.n_items), np.diff(item_groups))
+        label_group = np.repeat(np.arange(group_annotator.size), np.diff(group_offsets))
+        agree = group_label == z[group_item[label_group]]
+        group_truthful = R * np.bincount(label_group, agree, minlength=group_annotator.size)
+        group_truthful = group_truthful.astype(np.int64)
+        J = design.n_annotators
+        annotator = group_annotator[label_group]
+        truthful = np.bincount(annotator, R * agree, minlength=J).astype(np.int64)
+        spam = np.bincount(annotator, minlength=J).astype(np.int64) * R - truthful
+        spam_label = np.bincount(annotator[~agree] * C + group_label[~agree],
+                                 minlength=J * C).reshape(J, C).astype(np.int64) * R
+        return (*groups, group_truthful, truthful, spam, spam_label)
+
+    def collapsed_sweep(self, rng, design, a, gamma: int, z, counts, class_counts, statistics,
+                        state):
+        """Every item's class and its labels' truthful copies given the others', with every
+        competence and strategy integrated out
+        (:func:`~plausible.inference.dawid_skene_collapsed.mace_sweep`)."""
+        n_groups = statistics[1].size
+        return collapsed.mace_sweep(*statistics[:5], a, self.repetitions, self.a, self.b,
+                                    self.delta, rng.random(design.n_items + n_groups), z,
+                                    *statistics[5:], counts, class_counts)
+
+    def collapsed_draw(self, rng, statistics, table):
+        """``c_j ~ Beta(a + truthful_j, b + spam_j)``, ``xi_j ~ Dirichlet(delta +
+        spam_label_j)``: the parameters given the classes and the truthful copies of the
+        collapsed sweep, written into ``table``; returns the member's state."""
+        truthful, spam, spam_label = statistics[6:]
+        log_g = log_gamma_draws(rng, np.stack([self.a + truthful, self.b + spam], 1))
+        competence = np.exp(log_g[:, 0] - np.logaddexp(log_g[:, 0], log_g[:, 1]))
+        strategy = np.exp(log_dirichlet_draws(rng, self.delta + spam_label))
+        write_table(np.log(self.confusion({"competence": competence, "strategy": strategy},
+                                          strategy.shape[1])), table)
+        return competence, strategy
 
     @staticmethod
     def confusion(values: dict, n_classes: int) -> np.ndarray:
@@ -276,24 +328,23 @@ class Hierarchical:
     def confusion(values: dict, n_classes: int) -> np.ndarray:
         return values["confusion"]
 
-    def collapsed_statistics(self, counts: np.ndarray, gamma: int, most: int) -> tuple:
-        """``N_j[c]`` ``(annotator, class)`` (the row totals of one part's ``counts``),
-        ``gamma`` and ``most`` (labels of the busiest annotator): the log tables depend on the
-        population, so :meth:`collapsed_sweep` builds them each sweep."""
-        n_codes, n_classes = counts.shape
-        totals = counts.reshape(n_codes // n_classes, n_classes, n_classes).sum(axis=1)
-        return totals, gamma, most
+    def collapsed_statistics(self, design, z, counts: np.ndarray, gamma: int) -> tuple:
+        """``N_j[c]`` ``(annotator, class)`` (the row totals of one part's ``counts``): the
+        log tables depend on the population, so :meth:`collapsed_sweep` builds them each
+        sweep."""
+        return (_row_totals(counts),)
 
-    def collapsed_sweep(self, design, a, gamma: int, u, z, counts, class_counts, statistics,
+    def collapsed_sweep(self, rng, design, a, gamma: int, z, counts, class_counts, statistics,
                         state):
         """Full Dawid–Skene's collapsed sweep with every row's prior the current population
         ``alpha_c = kappa_c mu_c`` (from ``state``): the classes given the population with the
         rows integrated out; :meth:`draw` then gives ``(kappa, mu, theta) | z``."""
-        totals, gamma, most = statistics
         log_mu = state[:, 1:] - np.logaddexp.reduce(state[:, 1:], axis=1, keepdims=True)
         alpha = np.exp(state[:, :1] + log_mu)
-        return collapsed.full_sweep(design.offsets, design.code, alpha, a, gamma, u, z, counts,
-                                    totals, class_counts, *collapsed.log_tables(alpha, gamma, most))
+        return collapsed.full_sweep(design.offsets, design.code, alpha, a, gamma,
+                                    rng.random(design.n_items), z, counts, statistics[0],
+                                    class_counts,
+                                    *collapsed.log_tables(alpha, gamma, design.most_labels))
 
 
 __all__ = ["FullConfusion", "Hierarchical", "Mace", "OneCoin", "confusion_from_table",

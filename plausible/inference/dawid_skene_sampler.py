@@ -116,8 +116,7 @@ class ChainState:
                                      self.class_counts[p], start, stop)
         self.member_state = member_state
         self.collapsed = (kernel.member.collapsed_statistics(
-            self.counts[0], int(kernel.gamma), kernel.design.most_labels) if kernel.collapsed
-            else None)
+            design, z, self.counts[0], int(kernel.gamma)) if kernel.collapsed else None)
         self.table = np.empty((design.n_annotators * C, C))
         self.log_pi, self.u = np.empty(C), np.empty(design.n_items)
         self.pool = (ThreadPoolExecutor(max_workers=len(kernel.parts)) if len(kernel.parts) > 1
@@ -221,12 +220,13 @@ class DawidSkeneKernel:
         annotator parameters and ``pi`` given the classes (exact), which a kept draw records
         with the plausibilities at them."""
         design = self.design
-        state.u[:] = rng.random(design.n_items)
-        changed = self.member.collapsed_sweep(design, self.a, int(self.gamma), state.u, state.z,
+        changed = self.member.collapsed_sweep(rng, design, self.a, int(self.gamma), state.z,
                                               state.counts[0], state.class_counts[0],
                                               state.collapsed, state.member_state)
-        state.member_state = self.member.draw(rng, state.counts, self.gamma, state.table,
-                                              state.member_state)
+        draw = getattr(self.member, "collapsed_draw", None)
+        state.member_state = (draw(rng, state.collapsed, state.table) if draw is not None else
+                              self.member.draw(rng, state.counts, self.gamma, state.table,
+                                               state.member_state))
         kernel_code.draw_class_prior(rng, state.class_counts, self.a, state.log_pi,
                                      state.u[:0])
         if out is not None and "plausibility" in out:

@@ -143,9 +143,10 @@ def _confusion_layer(model: pm.Model, labels: Labels, rows, *, gamma: float, gib
 
 
 SAMPLERS = ("joint", "collapsed")
-"""The class sweeps of full Dawid–Skene, one-coin and hierarchical Dawid–Skene: ``"joint"`` draws the classes given the
-annotator parameters and back; ``"collapsed"`` draws each item's class with the parameters
-integrated out (:mod:`plausible.inference.dawid_skene_collapsed`; whole-number reliability)."""
+"""The class sweeps of full Dawid–Skene, one-coin, MACE and hierarchical Dawid–Skene:
+``"joint"`` draws the classes given the annotator parameters and back; ``"collapsed"`` draws
+each item's class with the parameters integrated out
+(:mod:`plausible.inference.dawid_skene_collapsed`; whole-number reliability)."""
 
 
 def _sampler(sampler: str) -> bool:
@@ -240,13 +241,15 @@ WHOLE_RELIABILITY = "MACE's Gibbs sampler repeats every label; pass gibbs=False 
 
 def build_mace(labels: Labels, *, reliability: float = 1, gibbs: bool = True,
                compiled: bool = True, competence_prior: tuple = (2.0, 1.0),
-               strategy_concentration: float = 1.0, class_concentration: float = 1.0
-               ) -> pm.Model:
+               strategy_concentration: float = 1.0, class_concentration: float = 1.0,
+               sampler: str = "joint") -> pm.Model:
     """PyMC model of MACE (see module): ``competence (annotator)``, ``strategy (annotator,
     label_class)``, ``class_prior``, ``true_class`` (Gibbs build), ``plausibility (item,
     class)``. ``reliability``: a whole number with ``gibbs=True``, any real > 0 otherwise.
-    ``compiled``: as :func:`build`."""
+    ``compiled``, ``sampler``: as :func:`build` (collapsed: each item's class and its labels'
+    spam indicators with every competence and strategy integrated out)."""
     check_labels(labels)
+    collapsed = _sampler(sampler)
     gamma = (positive_integer("reliability", reliability, WHOLE_RELIABILITY) if gibbs
              else positive("reliability", reliability))
     a, b = (positive("competence_prior", v) for v in competence_prior)
@@ -266,7 +269,7 @@ def build_mace(labels: Labels, *, reliability: float = 1, gibbs: bool = True,
                     plausibility=True, reliability=gamma)
     if gibbs:
         _declare_kernel(model, labels, members.Mace((a, b), delta, gamma), gamma,
-                        class_concentration, compiled=compiled)
+                        class_concentration, compiled=compiled, collapsed=collapsed)
     declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
                            observed=labels.to_dataarray())
     return model
@@ -321,7 +324,7 @@ def build_hierarchical(labels: Labels, *, reliability: float = 1.0, gibbs: bool 
     ``sampler``: as :func:`build` (collapsed: the classes given the population with the rows
     integrated out); by default ``"collapsed"`` for a whole-number reliability and
     ``"joint"`` for a tempering one. On real and simulated crowds the collapsed scan's ESS per
-    second of the worst plausibility is 0.9-3.3 times the joint scan's
+    second of the worst plausibility is 0.9-3.0 times the joint scan's
     (``benchmarks/bench_label_mixing.py``), and no chain stays stuck with a rare class (Snow
     et al.'s WSD, where the joint scan's chains sit in or out of it for hundreds of sweeps).
     """

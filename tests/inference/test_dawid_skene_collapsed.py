@@ -1,4 +1,4 @@
-"""The collapsed class sweeps of full Dawid–Skene, one-coin and hierarchical Dawid–Skene
+"""The collapsed class sweeps of full Dawid–Skene, one-coin, MACE and hierarchical Dawid–Skene
 against brute force: the class conditional against the ratio of enumerated joint marginals
 ``p(z, x)`` (parameters integrated out in closed form), the chain's class marginals against
 ``p(z | x)`` enumerated over every configuration, and the recorded parameters and
@@ -37,11 +37,32 @@ def log_joint(labels, z, a, member, gamma):
     total = log_dm(m.astype(float), a)
     if isinstance(member, members.FullConfusion):
         return total + log_dm(n, np.broadcast_to(member.beta, n.shape))
+    if isinstance(member, members.Mace):
+        return total + sum(mace_log_marginal(labels, z, member, j, gamma)
+                           for j in range(labels.n_annotators))
     right = np.trace(n, axis1=1, axis2=2)
     wrong = n.sum(axis=(1, 2)) - right
     prior = np.array([member.a, member.b])
     return (total + log_dm(np.stack([right, wrong], -1), np.broadcast_to(prior, (len(right), 2)))
             - wrong.sum() * math.log(C - 1))
+
+
+def mace_log_marginal(labels, z, member, j, gamma):
+    """``log p(x_j | z)`` of annotator ``j``'s labels under MACE with its competence and
+    strategy integrated out, summed over which of the copies (``gamma`` per label) that agree
+    with their item's class are truthful, subset by subset (disagreeing copies are spam)."""
+    x = np.repeat(labels.label[labels.annotator == j], gamma)
+    agree = x == np.repeat(z[labels.item[labels.annotator == j]], gamma)
+    n, C = x.size, labels.n_classes
+    terms = []
+    for truthful in itertools.product([False, True], repeat=int(agree.sum())):
+        is_truthful = np.zeros(n, bool)
+        is_truthful[np.flatnonzero(agree)] = truthful
+        t = int(is_truthful.sum())
+        spam = np.bincount(x[~is_truthful], minlength=C).astype(float)
+        terms.append(log_dm(np.array([t, n - t], float), np.array([member.a, member.b]))
+                     + log_dm(spam, member.delta))
+    return float(np.logaddexp.reduce(terms))
 
 
 def small(n_items=6, n_annotators=3, n_classes=3, seed=0, repeat=True):
@@ -53,6 +74,17 @@ def small(n_items=6, n_annotators=3, n_classes=3, seed=0, repeat=True):
     label = rng.integers(0, n_classes, item.size)
     return pl.data.Labels(item, annotator, label, np.arange(n_items), np.arange(n_annotators),
                           np.arange(n_classes))
+
+
+class Uniforms:
+    """A generator whose ``random(n)`` gives the chosen uniforms (the sweep's class draws)."""
+
+    def __init__(self, values):
+        self.values = np.asarray(values, dtype=np.float64)
+
+    def random(self, n):
+        assert n == self.values.size
+        return self.values.copy()
 
 
 MEMBERS = {"full": lambda C: members.FullConfusion(np.full((C, C), 1.0) + 2.0 * np.eye(C)),
@@ -79,13 +111,12 @@ def test_each_item_s_class_is_drawn_from_the_ratio_of_joint_marginals(name, gamm
             s = kernel.load({"true_class": z}, np.random.default_rng(0))
             uniforms = np.full(labels.n_items, 0.5)
             uniforms[0] = u
-            member.collapsed_sweep(design, a, gamma, uniforms, s.z, s.counts[0],
+            member.collapsed_sweep(Uniforms(uniforms), design, a, gamma, s.z, s.counts[0],
                                    s.class_counts[0], s.collapsed, s.member_state)
             assert s.z[0] == want, (c, u)
     # the statistics kept in place equal those counted afresh
-    member.collapsed_sweep(design, a, gamma, np.random.default_rng(1).random(labels.n_items),
-                           state.z, state.counts[0], state.class_counts[0], state.collapsed,
-                           state.member_state)
+    member.collapsed_sweep(np.random.default_rng(1), design, a, gamma, state.z, state.counts[0],
+                           state.class_counts[0], state.collapsed, state.member_state)
     fresh = kernel.load({"true_class": state.z}, np.random.default_rng(0))
     np.testing.assert_array_equal(state.counts, fresh.counts)
     np.testing.assert_array_equal(state.class_counts, fresh.class_counts)
@@ -110,25 +141,31 @@ def test_hierarchical_sweep_is_full_dawid_skene_s_at_the_current_population():
             {"true_class": z, "population_confusion": mu, "concentration": kappa},
             np.random.default_rng(0))
         for seed in range(5):
-            member.collapsed_sweep(design, a, 2, np.random.default_rng(seed).random(labels.n_items),
-                                   s.z, s.counts[0], s.class_counts[0], s.collapsed, state)
+            member.collapsed_sweep(np.random.default_rng(seed), design, a, 2, s.z, s.counts[0],
+                                   s.class_counts[0], s.collapsed, state)
         runs.append(s.z.copy())
     np.testing.assert_array_equal(*runs)
     assert (runs[0] != z).any()
 
 
-@pytest.mark.parametrize("name", list(MEMBERS))
-def test_the_chain_s_class_marginals_match_enumeration(name):
+@pytest.mark.parametrize("name, gamma", [("full", 1), ("one-coin", 1), ("mace", 1),
+                                         ("mace", 2)])
+def test_the_chain_s_class_marginals_match_enumeration(name, gamma):
+    """MACE's chain also carries each label group's truthful copies: its class marginals are
+    those of ``p(z | x)`` with every spam indicator summed out (``mace_log_marginal``); with
+    ``gamma = 2`` every group has several copies (and item 0 two labels by annotator 0)."""
     labels = small(n_items=5, n_classes=2, seed=3)
-    C, member = labels.n_classes, MEMBERS[name](labels.n_classes)
+    C = labels.n_classes
+    member = (members.Mace((2.0, 1.0), np.ones(C), gamma) if name == "mace"
+              else MEMBERS[name](C))
     a = np.array([1.0, 1.0])
     configs = np.array(list(itertools.product(range(C), repeat=labels.n_items)))
-    log_p = np.array([log_joint(labels, z, a, member, 1) for z in configs])
+    log_p = np.array([log_joint(labels, z, a, member, gamma) for z in configs])
     p = np.exp(log_p - log_p.max())
     p /= p.sum()
     expected = np.stack([(p[:, None] * (configs == c)).sum(0) for c in range(C)], -1)
     trace = sample_dawid_skene(labels, member=member, class_concentration=a, draws=4000,
-                               chains=4, seed=2, tune=50, collapsed=True)
+                               chains=4, seed=2, tune=50, collapsed=True, reliability=gamma)
     # the plausibility of a draw is P(z_i | pi, theta, x): its mean is P(z_i | x)
     mean = trace.posterior["plausibility"].mean(("chain", "draw")).values
     np.testing.assert_allclose(mean, expected, atol=0.015)
@@ -164,15 +201,18 @@ def test_collapsed_sampler_refuses_what_it_cannot_sample():
     design = Design(labels)
     with pytest.raises(ValueError, match="whole number"):
         DawidSkeneKernel(design, MEMBERS["full"](3), np.ones(3), 1.5, collapsed=True)
-    mace = members.Mace((1.0, 1.0), np.ones(3), 1)
+    easy_hard_like = object()  # a member with no collapsed sweep
     with pytest.raises(ValueError, match="sampler='joint'"):
-        DawidSkeneKernel(design, mace, np.ones(3), 1, collapsed=True)
+        DawidSkeneKernel(design, easy_hard_like, np.ones(3), 1, collapsed=True)
 
 
-def test_same_seed_same_draws():
+@pytest.mark.parametrize("member, gamma", [(MEMBERS["full"](3), 1),
+                                           (members.Mace((2.0, 1.0), np.ones(3), 2), 2)])
+def test_same_seed_same_draws(member, gamma):
     labels = small(n_items=30, seed=5)
-    runs = [sample_dawid_skene(labels, member=MEMBERS["full"](3), class_concentration=np.ones(3),
-                               draws=20, chains=2, seed=9, collapsed=True, cores=cores)
+    runs = [sample_dawid_skene(labels, member=member, class_concentration=np.ones(3),
+                               draws=20, chains=2, seed=9, collapsed=True, cores=cores,
+                               reliability=gamma)
             for cores in (1, 2)]
     for name in runs[0].posterior.data_vars:
         np.testing.assert_array_equal(runs[0].posterior[name].values, runs[1].posterior[name].values)

@@ -256,10 +256,14 @@ def test_mace_gibbs_matches_nuts_with_classes_summed_out(reliability):
     labels = mace_labels()
     gibbs, nuts = gibbs_and_nuts(ds.build_mace, labels, {"target_accept": 0.95},
                                  reliability=reliability)
+    folded = pl.sample(ds.build_mace(labels, reliability=reliability, sampler="collapsed"),
+                       draws=2000, seed=2, progressbar=False)
     assert pl.diagnostics.convergence_report(nuts).converged
     spammer = int(np.flatnonzero(labels.annotators == "a0")[0])
-    assert gibbs.posterior["competence"].mean(("chain", "draw")).values[spammer] < 0.3
-    assert_same_posterior(gibbs, nuts, ("plausibility", "competence", "strategy", "class_prior"))
+    for trace in (gibbs, folded):  # the joint scan and the collapsed one
+        assert trace.posterior["competence"].mean(("chain", "draw")).values[spammer] < 0.3
+        assert_same_posterior(trace, nuts, ("plausibility", "competence", "strategy",
+                                            "class_prior"))
 
 
 def test_label_switching_check_flags_a_partial_swap_of_three_classes():
