@@ -2,8 +2,9 @@
 against brute force: the class conditional against the ratio of enumerated joint marginals
 ``p(z, x)`` (parameters integrated out in closed form), the chain's class marginals against
 ``p(z | x)`` enumerated over every configuration, and the recorded parameters and
-plausibilities against the joint scan's posterior on the same data (hierarchical Dawid–Skene's
-collapsed scan against NUTS: ``tests/models/test_dawid_skene.py``)."""
+plausibilities against the joint scan's posterior on the same data, and simulation-based
+calibration of one-coin's, MACE's and hierarchical Dawid–Skene's (MACE's and the hierarchical
+model's collapsed scans against NUTS: ``tests/models/test_dawid_skene.py``)."""
 
 import itertools
 import math
@@ -16,6 +17,7 @@ import plausible as pl
 from plausible.inference import dawid_skene_collapsed as collapsed
 from plausible.inference import dawid_skene_members as members
 from plausible.inference.dawid_skene_sampler import Design, DawidSkeneKernel, sample_dawid_skene
+from plausible.inference.sbc import simulation_based_calibration
 
 from posterior_agreement import assert_same_posterior
 
@@ -216,3 +218,51 @@ def test_same_seed_same_draws(member, gamma):
             for cores in (1, 2)]
     for name in runs[0].posterior.data_vars:
         np.testing.assert_array_equal(runs[0].posterior[name].values, runs[1].posterior[name].values)
+
+
+def _simulate_members(name, n_items, n_annotators, C):
+    """``simulate(rng) -> (truth, labels)`` from the registered model ``name``'s default
+    priors (every annotator labels every item) and the names of its parameters."""
+    beta = np.ones((C, C)) + 3.0 * np.eye(C)  # confusion_prior (4, 1)
+
+    def simulate(rng):
+        pi = rng.dirichlet(np.ones(C))
+        if name == "one-coin":
+            accuracy = rng.beta(4.0, 1.0, n_annotators)
+            theta = members.OneCoin.confusion({"accuracy": accuracy}, C)
+            truth = {"accuracy": accuracy}
+        elif name == "mace":
+            competence = rng.beta(2.0, 1.0, n_annotators)
+            strategy = rng.dirichlet(np.ones(C), n_annotators)
+            theta = members.Mace.confusion({"competence": competence, "strategy": strategy}, C)
+            truth = {"competence": competence, "strategy": strategy}
+        else:  # hierarchical Dawid-Skene
+            mu = np.stack([rng.dirichlet(beta[c]) for c in range(C)])
+            kappa = rng.gamma(2.0, 1 / 0.1, C)
+            theta = np.stack([[rng.dirichlet(kappa[c] * mu[c]) for c in range(C)]
+                              for _ in range(n_annotators)])
+            truth = {"population_confusion": mu, "concentration": kappa, "confusion": theta}
+        z = rng.choice(C, n_items, p=pi)
+        item = np.repeat(np.arange(n_items), n_annotators)
+        annotator = np.tile(np.arange(n_annotators), n_items)
+        cumulative = np.cumsum(theta[annotator, z[item]], axis=1)
+        label = np.minimum((rng.random((item.size, 1)) > cumulative).sum(1), C - 1)
+        labels = pl.data.Labels(item, annotator, label, np.arange(n_items),
+                                np.arange(n_annotators), np.arange(C))
+        return {"class_prior": pi, **truth}, labels
+
+    return simulate
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["one-coin", "mace", "hierarchical-dawid-skene"])
+def test_simulation_based_calibration_of_the_collapsed_sweeps(name):
+    """Full Dawid–Skene's collapsed sweep: ``tests/inference/test_dawid_skene_sampler.py``."""
+    simulate = _simulate_members(name, n_items=40, n_annotators=4, C=3)
+    truth, _ = simulate(np.random.default_rng(0))
+    result = simulation_based_calibration(
+        lambda labels: pl.models.get(name)(labels, sampler="collapsed"), simulate,
+        var_names=list(truth), n_simulations=150, draws=400, chains=2, thin=8, seed=12,
+        log_likelihood=False)
+    for variable, p in result.p_values(bins=10).items():
+        assert p > 1e-3, (variable, p)
