@@ -28,6 +28,7 @@ import logging
 import os
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -46,7 +47,8 @@ annotator-beta for binary labels, glad for other labels, normal-inverse-gamma fo
 (needs --threshold; censored-normal-inverse-gamma for a slider's floor and ceiling, with
 --scale and --resolution). Reliability: trust in the annotators (higher = more certain).
 
-output (-o): one row per item with
+output (-o, a .csv, .tsv, .parquet or .json file, checked before any work): one row per item
+with
   item                   the item's id as in the input
   top_class              the class most often the most plausible over the posterior draws
   probability_top_class  its posterior mean plausibility
@@ -102,14 +104,27 @@ def _probability(text: str) -> float:
     return value
 
 
-def check_output(path: str | None, option: str, force: bool) -> Path | None:
-    """The output ``path`` of ``option`` if it can be written: not a directory (unless a
-    ``.zarr`` store), not an existing file without ``--force``, inside a writable folder."""
+TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".json")
+"""What ``-o`` writes: CSV, TSV, Parquet or JSON (a list of records), by the file's suffix."""
+
+TRACE_SUFFIXES = (".nc", ".zarr")
+"""What ``--save`` writes: netCDF, or a Zarr store."""
+
+
+def check_output(path: str | None, option: str, force: bool,
+                 suffixes: tuple[str, ...] = TABLE_SUFFIXES) -> Path | None:
+    """The output ``path`` of ``option`` if it can be written, checked before any work: a
+    known suffix (one of ``suffixes``), not a directory (unless a ``.zarr`` store), not an
+    existing file without ``--force``, and a folder where a file can be created (tried: the
+    permission bits do not tell, e.g. in ``/proc`` or on a read-only mount)."""
     if path is None:
         return None
     out = Path(path)
     if out.is_dir() and out.suffix != ".zarr":
         raise UsageError(f"{option} {out} is a directory; give a file name")
+    if out.suffix.lower() not in suffixes:
+        raise UsageError(f"{option} {out}: unknown extension {out.suffix or '(none)'!r}; "
+                         f"use one of {', '.join(suffixes)}")
     if out.exists() and not force:
         raise UsageError(f"{option} {out} exists; pass --force to overwrite it")
     folder = out.parent if str(out.parent) else Path(".")
@@ -118,21 +133,28 @@ def check_output(path: str | None, option: str, force: bool) -> Path | None:
         ancestor = ancestor.parent
     if not ancestor.is_dir():
         raise UsageError(f"{option} {out}: {ancestor} is a file, not a folder")
-    if not os.access(ancestor, os.W_OK):
-        raise UsageError(f"{option} {out}: folder {ancestor} is not writable")
+    try:
+        handle, probe = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".probe", dir=ancestor)
+    except OSError as error:
+        raise UsageError(f"{option} {out}: cannot write in {ancestor} "
+                         f"({error.strerror or error})") from None
+    os.close(handle)
+    os.unlink(probe)
     return out
 
 
 def write_table(frame, path: Path) -> None:
-    """``frame`` to ``path`` (CSV, or TSV / Parquet by suffix), atomically."""
+    """``frame`` to ``path`` (CSV, TSV, Parquet or JSON records by suffix), atomically."""
     from plausible.aggregation import write_atomic
 
     path.parent.mkdir(parents=True, exist_ok=True)
     suffix = path.suffix.lower()
     if suffix == ".parquet":
         write_atomic(path, lambda tmp: frame.to_parquet(tmp, index=False))
+    elif suffix == ".json":
+        write_atomic(path, lambda tmp: frame.to_json(tmp, orient="records", indent=1))
     else:
-        sep = "\t" if suffix in (".tsv", ".tab") else ","
+        sep = "\t" if suffix == ".tsv" else ","
         write_atomic(path, lambda tmp: frame.to_csv(tmp, index=False, sep=sep))
 
 
@@ -156,7 +178,7 @@ def load_annotations(args):
 def aggregate(args) -> int:
     """``plausible aggregate``: see the module docstring."""
     output = check_output(args.output, "-o", args.force)
-    saved = check_output(args.save, "--save", args.force)
+    saved = check_output(args.save, "--save", args.force, TRACE_SUFFIXES)
     if args.store is not None and Path(args.store).exists() and not Path(args.store).is_dir():
         raise UsageError(f"--store {args.store} is a file; give a folder (new, or of an earlier "
                          "run to resume)")
@@ -496,7 +518,8 @@ def build_parser() -> argparse.ArgumentParser:
     agg.add_argument("--show", type=int, default=10, help="how many least-certain items to list")
     agg.add_argument("--check", action="store_true",
                      help="also run the model's posterior predictive check")
-    agg.add_argument("-o", "--output", help="write one row per item to this .csv/.tsv/.parquet")
+    agg.add_argument("-o", "--output",
+                     help="write one row per item to this .csv/.tsv/.parquet/.json")
     agg.add_argument("--save", help="save the trace (.nc or .zarr) for plausible evaluate")
     agg.add_argument("--force", action="store_true", help="overwrite existing output files")
     agg.add_argument("--data-home", default=None,
@@ -530,7 +553,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the predicted-class column (default: prediction or label)")
     ev.add_argument("--k", type=_positive_int, nargs="+", default=[1, 2, 3],
                     help="top-k depths for scores (1 2 3)")
-    ev.add_argument("-o", "--output", help="write the metrics to this .csv file")
+    ev.add_argument("-o", "--output", help="write the metrics to this .csv/.tsv/.parquet/.json")
     ev.add_argument("--force", action="store_true", help="overwrite an existing output file")
     ev.set_defaults(handler=evaluate)
 
@@ -558,7 +581,7 @@ def build_parser() -> argparse.ArgumentParser:
     nxt.add_argument("--draws", type=_positive_int, default=1000, help="draws per chain (1000)")
     nxt.add_argument("--chains", type=_positive_int, default=4, help="number of chains (4)")
     nxt.add_argument("--seed", type=int, default=0, help="random seed (0)")
-    nxt.add_argument("-o", "--output", help="write the batch to this .csv/.tsv/.parquet")
+    nxt.add_argument("-o", "--output", help="write the batch to this .csv/.tsv/.parquet/.json")
     nxt.add_argument("--force", action="store_true", help="overwrite an existing output file")
     nxt.set_defaults(handler=next_annotations, threshold=None, scale=None, resolution=None)
 

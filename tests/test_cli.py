@@ -229,6 +229,12 @@ def bad_cases(tmp_path):
         ("draws neither auto nor a number", [labels, "--draws", "many", "-o", out],
          ["--draws", "'auto'"], out),
         ("unknown column", [labels, "--label", "answer", "-o", out], ["answer", "columns"], out),
+        ("unknown output extension", [labels, "-o", tmp_path / "out.xlsx"],
+         ["out.xlsx", "'.xlsx'", ".parquet"], tmp_path / "out.xlsx"),
+        ("trace saved as a table", [labels, "--save", tmp_path / "run.csv", "-o", out],
+         ["--save", "run.csv", ".nc"], out),
+        ("output folder not writable", [labels, "-o", "/proc/out.csv"],
+         ["/proc/out.csv", "cannot write in /proc"], None),
     ]
 
 
@@ -282,6 +288,30 @@ def test_output_into_a_closed_pipe_still_writes_the_file(tmp_path):
     err = process.stderr.read().decode()
     assert process.wait(timeout=120) == 0 and "Traceback" not in err
     assert len(pd.read_csv(out)) == 1000
+
+
+def test_output_is_refused_before_sampling(tmp_path, capsys, monkeypatch):
+    """A bad output path stops the run before any model is built."""
+    crowd_table().to_csv(tmp_path / "labels.csv", index=False)
+    monkeypatch.setattr("plausible.aggregation.aggregate", lambda *a, **k: pytest.fail("sampled"))
+    for output in (tmp_path / "out.xlsx", "/proc/out.csv", tmp_path / "noext"):
+        code, _, err = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "labels.csv",
+                                                  "-o", output, *FAST])
+        assert code == 2 and str(output) in err
+
+
+def test_json_and_tsv_outputs_hold_the_csv_rows(tmp_path, capsys):
+    crowd_table().to_csv(tmp_path / "labels.csv", index=False)
+    frames = {}
+    for suffix in ("csv", "tsv", "json"):
+        out = tmp_path / f"out.{suffix}"
+        code, _, _ = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "labels.csv", "--model",
+                                                "dirichlet", "-o", out, *FAST, "--seed", 1])
+        assert code == 0
+        frames[suffix] = (pd.read_json(out) if suffix == "json" else
+                          pd.read_csv(out, sep="\t" if suffix == "tsv" else ","))
+    pd.testing.assert_frame_equal(frames["csv"], frames["tsv"])
+    pd.testing.assert_frame_equal(frames["csv"], frames["json"], check_dtype=False)
 
 
 def test_force_overwrites_atomically(tmp_path, capsys):
