@@ -10,8 +10,8 @@ import pandas as pd
 import xarray as xr
 
 from plausible.data.container import Annotations, every_item_annotated
-from plausible.data.validation import (encode, encode_long, fmt, id_array,
-                                       index_array, missing_rows, positions, raise_first)
+from plausible.data.validation import (encode, encode_long, fmt, id_array, index_array,
+                                       missing_rows, positions, raise_first, role_columns)
 
 
 @dataclass(frozen=True)
@@ -76,15 +76,19 @@ class Labels(Annotations):
 
     @classmethod
     def from_frame(
-        cls, frame: pd.DataFrame, item="item", annotator="annotator", label="label",
+        cls, frame: pd.DataFrame, item=None, annotator=None, label=None,
         classes=None, annotators=None, items=None,
     ) -> Labels:
-        """Labels from a long table with one row per annotation (crowd-kit's task/worker/label).
+        """Labels from a long table with one row per annotation.
 
+        ``item``, ``annotator``, ``label``: the columns, by default crowd-kit's ``task``,
+        ``worker``, ``label`` or the project's ``item``, ``annotator``, ``label``.
         ``classes``, ``annotators``, ``items``: declared ids (their order defines the
         indices); undeclared, classes are the sorted unique labels and items/annotators
         the ids in order of first appearance. Declared items must each have a label.
         """
+        item, annotator, label = role_columns(frame, item=item, annotator=annotator,
+                                              label=label)
         missing_rows(frame, [item, annotator, label])
         item_ids = frame[item].to_numpy()
         annotator_ids = frame[annotator].to_numpy()

@@ -11,8 +11,8 @@ import pandas as pd
 import xarray as xr
 
 from plausible.data.container import Annotations, every_item_annotated
-from plausible.data.validation import (encode_long, fmt, id_array,
-                                       index_array, missing_rows, positions, raise_first)
+from plausible.data.validation import (encode_long, fmt, id_array, index_array,
+                                       missing_rows, positions, raise_first, role_columns)
 
 
 class RatingSummary(NamedTuple):
@@ -115,18 +115,20 @@ class Ratings(Annotations):
 
     @classmethod
     def from_frame(
-        cls, frame: pd.DataFrame, item="item", annotator="annotator", score="score",
+        cls, frame: pd.DataFrame, item=None, annotator=None, score=None,
         scale=None, items=None, annotators=None, min_ratings=1,
     ) -> Ratings:
         """Ratings from a long table with one row per rating.
 
-        ``scale=(low, high)`` bounds the scores (inclusive). ``items``, ``annotators``:
-        declared ids (their order defines the indices); undeclared, the ids in order of
-        first appearance. Each item needs at least ``min_ratings`` ratings.
+        ``item``, ``annotator``, ``score``: the columns, by default ``task`` or ``item``,
+        ``worker`` or ``annotator``, and ``score``. ``scale=(low, high)`` bounds the scores
+        (inclusive). ``items``, ``annotators``: declared ids (their order defines the
+        indices); undeclared, the ids in order of first appearance. Each item needs at least
+        ``min_ratings`` ratings.
         """
+        item, annotator, score = role_columns(frame, item=item, annotator=annotator,
+                                              score=score)
         missing_rows(frame, [item, annotator])
-        if score not in frame.columns:
-            raise ValueError(f"column {score!r} not in the frame (columns: {list(frame.columns)})")
         item_ids = frame[item].to_numpy()
         annotator_ids = frame[annotator].to_numpy()
         item_code, items, annotator_code, annotators = encode_long(item_ids, annotator_ids,

@@ -25,6 +25,7 @@ stays a string), so ids and class names come out as they were written.
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -34,19 +35,11 @@ import pandas as pd
 from plausible.data.labels import Labels
 from plausible.data.rankings import Rankings
 from plausible.data.ratings import Ratings
+from plausible.data.validation import ROLES, pick_column
 from plausible.data.votes import Votes
 
 FORMATS = ("votes", "rankings", "labels", "ratings")
 """Annotation formats (as in :data:`plausible.models.FORMATS`)."""
-
-ROLES = {
-    "item": ("task", "item"),
-    "annotator": ("worker", "annotator"),
-    "label": ("label",),
-    "score": ("score",),
-    "rank": ("rank",),
-}
-"""Default column names of each role of a long table (crowd-kit's first)."""
 
 LONG_HINTS = ("worker", "annotator", "rater", "reader", "label", "class", "score", "rating",
               "rank", "task")
@@ -56,18 +49,8 @@ complete set of roles is ambiguous."""
 SUFFIXES = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
 
 
-def _pick(frame: pd.DataFrame, role: str, given: str | None) -> str | None:
-    """The column playing ``role``: ``given`` (must exist) or the first default name present."""
-    if given is not None:
-        if given not in frame.columns:
-            raise ValueError(f"column {given!r} (the {role}) is not in the table; its columns are "
-                             f"{list(frame.columns)}")
-        return given
-    return next((name for name in ROLES[role] if name in frame.columns), None)
-
-
 def _roles(frame: pd.DataFrame, **given) -> dict[str, str | None]:
-    return {role: _pick(frame, role, given.get(role)) for role in ROLES}
+    return {role: pick_column(frame, role, given.get(role)) for role in ROLES}
 
 
 def infer_format(frame: pd.DataFrame, **given) -> str:
@@ -127,7 +110,7 @@ def _from_frame(frame, format, given):
     if format is None:
         format = infer_format(frame, **given)
     elif format == "long":
-        format = "ratings" if _pick(frame, "score", given.get("score")) else "labels"
+        format = "ratings" if pick_column(frame, "score", given.get("score")) else "labels"
     if format == "votes":
         return _votes(frame, given.get("item"))
     roles = _roles(frame, **given)
@@ -152,7 +135,7 @@ def _from_frame(frame, format, given):
 
 
 def _votes(frame: pd.DataFrame, item: str | None) -> Votes:
-    item = _pick(frame, "item", item)
+    item = pick_column(frame, "item", item)
     if item is not None:
         items, counts = frame[item].to_numpy(), frame.drop(columns=[item])
     elif isinstance(frame.index, pd.RangeIndex):
@@ -267,3 +250,21 @@ def format_of(data) -> str:
 
 __all__ = ["FORMATS", "ROLES", "format_of", "from_frame", "infer_format", "read_annotations",
            "read_table"]
+
+
+def reads(format: str):
+    """Decorator of a model builder whose first argument is a ``format`` container: a
+    DataFrame given there instead is read by :func:`from_frame` (crowd-kit's ``task, worker,
+    label`` or the project's column names; name other columns with
+    :func:`plausible.data.from_frame` first)."""
+    if format not in FORMATS:
+        raise ValueError(f"format must be one of {FORMATS}, got {format!r}")
+
+    def decorate(build):
+        @functools.wraps(build)
+        def builder(data, *args, **kwargs):
+            if isinstance(data, pd.DataFrame):
+                data = from_frame(data, format=format)
+            return build(data, *args, **kwargs)
+        return builder
+    return decorate

@@ -88,6 +88,40 @@ def encode_long(item_ids, annotator_ids, items=None, annotators=None):
     return item_code, items, annotator_code, annotators
 
 
+ROLES = {
+    "item": ("task", "item"),
+    "annotator": ("worker", "annotator"),
+    "label": ("label",),
+    "score": ("score",),
+    "rank": ("rank",),
+}
+"""Default column names of each role of a long table (crowd-kit's first)."""
+
+
+def pick_column(frame: pd.DataFrame, role: str, given: str | None) -> str | None:
+    """The column playing ``role``: ``given`` (must exist) or the first default name of
+    :data:`ROLES` present (None when none is)."""
+    if given is not None:
+        if given not in frame.columns:
+            raise ValueError(f"column {given!r} (the {role}) is not in the table; its columns are "
+                             f"{list(frame.columns)}")
+        return given
+    return next((name for name in ROLES[role] if name in frame.columns), None)
+
+
+def role_columns(frame: pd.DataFrame, **given) -> list[str]:
+    """The columns of the roles ``given`` (role: column name or None for the defaults), in
+    order; ``ValueError`` naming the missing role, its default names and the columns."""
+    columns = []
+    for role, name in given.items():
+        column = pick_column(frame, role, name)
+        if column is None:
+            raise ValueError(f"no {role} column (default names: {'/'.join(ROLES[role])}; name "
+                             f"it with {role}=); the columns are {list(frame.columns)}")
+        columns.append(column)
+    return columns
+
+
 def missing_rows(frame: pd.DataFrame, columns: Sequence[str]) -> None:
     """Reject rows with a missing value in one of ``columns``, naming the row."""
     for column in columns:

@@ -74,6 +74,7 @@ from scipy.special import expit
 
 from plausible.data.item_patterns import item_patterns
 from plausible.data.labels import Labels
+from plausible.data.tables import reads
 from plausible.data.validation import positive
 from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.inference.annotator_beta_gibbs import AccuracyBlock, AnnotatorBetaGibbs
@@ -107,6 +108,7 @@ def _beta_group(name: str, mean, scale):
                    initval=initval)
 
 
+@reads("labels")
 def build(labels: Labels, *, reliability: float = 1.0, accuracy: str = "hierarchical",
           gibbs: bool = True, min_scale: float = 1.0, plausibility: bool = True,
           sweeps: int = 10) -> pm.Model:

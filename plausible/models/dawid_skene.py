@@ -90,6 +90,7 @@ from scipy.optimize import linear_sum_assignment
 from scipy.special import logsumexp
 
 from plausible.data.labels import Labels
+from plausible.data.tables import reads
 from plausible.data.validation import positive, positive_integer
 from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.inference import dawid_skene_kernel as kernel
@@ -182,6 +183,7 @@ def _declare_kernel(model: pm.Model, labels: Labels, member, gamma: float,
                     collapsed=collapsed)
 
 
+@reads("labels")
 def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True, compiled: bool = True,
           confusion_prior: tuple = (4.0, 1.0), class_concentration: float = 1.0,
           sampler: str = "joint") -> pm.Model:
@@ -210,6 +212,7 @@ def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True, compi
     return model
 
 
+@reads("labels")
 def build_one_coin(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
                    compiled: bool = True, accuracy_prior: tuple = (4.0, 1.0),
                    class_concentration: float = 1.0, sampler: str = "joint") -> pm.Model:
@@ -239,6 +242,7 @@ def build_one_coin(labels: Labels, *, reliability: float = 1.0, gibbs: bool = Tr
 WHOLE_RELIABILITY = "MACE's Gibbs sampler repeats every label; pass gibbs=False to temper with NUTS"
 
 
+@reads("labels")
 def build_mace(labels: Labels, *, reliability: float = 1, gibbs: bool = True,
                compiled: bool = True, competence_prior: tuple = (2.0, 1.0),
                strategy_concentration: float = 1.0, class_concentration: float = 1.0,
@@ -311,6 +315,7 @@ def _majority_confusion(labels: Labels, beta: np.ndarray) -> np.ndarray:
     return (counts + beta) / (counts + beta).sum(axis=1, keepdims=True)
 
 
+@reads("labels")
 def build_hierarchical(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
                        compiled: bool = True, confusion_prior: tuple = (4.0, 1.0),
                        concentration_prior: tuple = (2.0, 0.1), class_concentration: float = 1.0,

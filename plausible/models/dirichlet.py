@@ -47,6 +47,7 @@ import pytensor.tensor as pt
 import xarray as xr
 from pytensor.tensor.special import xlogy
 
+from plausible.data.tables import reads
 from plausible.data.validation import positive
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
 from plausible.inference.kernel_step import declare_kernel
@@ -186,6 +187,7 @@ def vote_log_likelihood(vote_counts: np.ndarray):
     return pointwise
 
 
+@reads("votes")
 def build(votes, *, reliability: float = 1.0, alpha: float = 1.0) -> pm.Model:
     """PyMC model of ``Dirichlet(gamma * s + alpha)`` plausibilities for a :class:`Votes`.
 
@@ -208,6 +210,7 @@ def build(votes, *, reliability: float = 1.0, alpha: float = 1.0) -> pm.Model:
 BASES = ("learned", "uniform")
 
 
+@reads("votes")
 def build_hierarchical(votes, *, reliability: float = 1.0, concentration_prior: tuple | None = None,
                        base: str = "learned", compiled: bool = True) -> pm.Model:
     """PyMC model of Dirichlet plausibilities whose concentration ``alpha = kappa mu`` is

@@ -39,6 +39,7 @@ import xarray as xr
 from scipy.special import logsumexp
 
 from plausible.data.labels import Labels
+from plausible.data.tables import reads
 from plausible.data.validation import positive
 from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.inference.declarations import declare_log_likelihood
@@ -60,6 +61,7 @@ def subclass_concentration(n_classes: int, easy_prior, hard_prior) -> np.ndarray
     return beta
 
 
+@reads("labels")
 def build(labels: Labels, *, reliability: float = 1.0, easy_prior: tuple = (19.0, 1.0),
           hard_prior: tuple = (2.0, 1.0), compiled: bool = True) -> pm.Model:
     """PyMC model of the easy/hard latent class model (module) for ``labels``.

@@ -75,6 +75,7 @@ from pytensor.graph.op import Op
 from pytensor.link.numba.dispatch.basic import numba_njit, register_funcify_default_op_cache_key
 
 from plausible.data.labels import Labels
+from plausible.data.tables import reads
 from plausible.data.validation import positive
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
 from plausible.inference.latent_class_gibbs import class_posterior
@@ -173,6 +174,7 @@ def _class_posterior(labels: Labels, log_prior, gamma, ability, log_beta):
     return ClassPosterior()(log_prior, gamma, ability, log_beta, *layout)
 
 
+@reads("labels")
 def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
           ability_prior: tuple = (1.0, 1.0),
           log_inverse_difficulty_prior: tuple = (1.0, 1.0), class_concentration: float = 1.0,

@@ -44,6 +44,7 @@ import pytensor.tensor as pt
 import xarray as xr
 
 from plausible.data.rankings import Rankings
+from plausible.data.tables import reads
 from plausible.data.validation import positive, positive_integer
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood, declare_sampler
 from plausible.inference.plackett_luce_gibbs import PlackettLuceGibbs
@@ -57,6 +58,7 @@ from plausible.metrics.storage import NAME, CandidateStorage, candidate_nbytes, 
 WHOLE_RELIABILITY = "the Gibbs sampler repeats every reader; pass gibbs=False to temper with NUTS"
 
 
+@reads("rankings")
 def build(rankings, *, reliability: float = 1, gibbs: bool = True,
           shape: float | None = None, rate: float = 1.0) -> pm.Model:
     """PyMC model of PL worths for a :class:`~plausible.data.Rankings`.

@@ -12,11 +12,13 @@ lambda_ic``: LOO compares PrIRN fits with each other, not with Plackett–Luce. 
 import pymc as pm
 from pytensor.tensor.special import xlogy
 
+from plausible.data.tables import reads
 from plausible.inference.declarations import declare_log_likelihood
 from plausible.models.dirichlet import pseudo_count_log_likelihood, pseudo_count_prior
 from plausible.models.irn import irn
 
 
+@reads("rankings")
 def build(
     rankings, *, reliability: float = 10.0, alpha: float = 0.01, divide_by_block_size: bool = False
 ) -> pm.Model:

@@ -54,6 +54,7 @@ import xarray as xr
 from scipy import special
 
 from plausible.data.ratings import Ratings, RatingSummary
+from plausible.data.tables import reads
 from plausible.data.validation import positive
 from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
@@ -187,6 +188,7 @@ def threshold_plausibility(mu, sigma2, threshold):
     return np.stack([special.ndtr(z), special.ndtr(-z)], axis=-1)
 
 
+@reads("ratings")
 def build(
     ratings: Ratings,
     *,

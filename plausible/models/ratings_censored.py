@@ -49,6 +49,7 @@ import pytensor.tensor as pt
 import xarray as xr
 
 from plausible.data.ratings import Ratings
+from plausible.data.tables import reads
 from plausible.data.validation import fmt, positive, positive_integer
 from plausible.inference.censored_nig_sampler import CensoredNIGKernel, Hyperprior
 from plausible.inference.declarations import declare_log_likelihood
@@ -144,6 +145,7 @@ def _log_likelihood_terms(lower: np.ndarray, upper: np.ndarray, loc, sd):
     return terms
 
 
+@reads("ratings")
 def build(ratings: Ratings, *, threshold: float, scale=None, resolution: float | None = None,
           censored: bool = True, prior="hierarchical", reliability: int = 1,
           compiled: bool = True) -> pm.Model:

@@ -43,6 +43,7 @@ import pytensor.tensor as pt
 import xarray as xr
 
 from plausible.data.labels import Labels
+from plausible.data.tables import reads
 from plausible.data.validation import positive
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
 from plausible.inference.latent_class_gibbs import class_posterior
@@ -58,6 +59,7 @@ def _check_beta(name, prior):
         raise ValueError(f"{name} must be Beta parameters (a > 0, b > 0), got {prior}")
 
 
+@reads("labels")
 def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
           difficulty_prior: tuple = (1.0, 5.0),
           fallibility_prior: tuple = (1.0, 2.0), class_concentration: float = 1.0,

@@ -62,9 +62,20 @@ def test_missing_label_names_item_and_annotator(missing):
         Labels.from_frame(frame, item="task", annotator="worker")
 
 
+def test_crowd_kit_and_project_column_names_are_the_defaults():
+    named = Labels.from_frame(FRAME, item="task", annotator="worker")
+    for frame in (FRAME, FRAME.rename(columns={"task": "item", "worker": "annotator"})):
+        default = Labels.from_frame(frame)
+        for field in ("item", "annotator", "label", "items", "annotators", "classes"):
+            np.testing.assert_array_equal(getattr(default, field), getattr(named, field))
+
+
 def test_missing_column():
-    with pytest.raises(ValueError, match=r"column 'item' not in the frame"):
-        Labels.from_frame(FRAME)
+    with pytest.raises(ValueError, match=r"no annotator column \(default names: "
+                                         r"worker/annotator; name it with annotator=\)"):
+        Labels.from_frame(FRAME.drop(columns="worker"))
+    with pytest.raises(ValueError, match=r"column 'coder' \(the annotator\) is not in the table"):
+        Labels.from_frame(FRAME, annotator="coder")
 
 
 def test_direct_construction_is_validated():

@@ -18,6 +18,14 @@ DATA = {
         "item": [0, 0, 1, 1, 2, 2, 2], "annotator": [0, 1, 0, 1, 0, 1, 2],
         "score": [1.0, 1.5, 3.0, 2.5, 0.5, 1.0, 0.0]})),
 }
+FRAMES = {  # DATA as the tables users hold, in crowd-kit's column names
+    "votes": pd.DataFrame({"task": ["a", "b", "c"], 0: [2, 0, 1], 1: [1, 3, 1], 2: [0, 1, 1]}),
+    "rankings": pd.DataFrame({"task": [0, 0, 0, 0, 1, 1, 1], "worker": [0, 0, 0, 1, 0, 1, 1],
+                              "label": [0, 2, 1, 1, 3, 3, 0], "rank": [1, 1, 2, 1, 1, 1, 2]}),
+    "labels": DATA["labels"].to_frame().rename(columns={"item": "task", "annotator": "worker"}),
+    "ratings": pd.DataFrame({"task": [0, 0, 1, 1, 2, 2, 2], "worker": [0, 1, 0, 1, 0, 1, 2],
+                             "score": [1.0, 1.5, 3.0, 2.5, 0.5, 1.0, 0.0]}),
+}
 OPTIONS = {"normal-inverse-gamma": {"threshold": 1.5},
            "censored-normal-inverse-gamma": {"threshold": 1.5, "scale": (0.0, 3.0)}}
 
@@ -56,3 +64,15 @@ def test_every_builder_takes_reliability(name):
             fractional()
     else:
         fractional()
+
+
+@pytest.mark.filterwarnings("ignore:empirical Bayes")
+@pytest.mark.parametrize("name", list(models.available().index))
+def test_every_builder_takes_a_table_in_crowd_kit_names(name):
+    """Each builder reads a DataFrame as the front door does (``task``, ``worker`` ...)."""
+    entry = models.entry(name)
+    from_table = entry.build(FRAMES[entry.data], **OPTIONS.get(name, {}))
+    from_container = entry.build(DATA[entry.data], **OPTIONS.get(name, {}))
+    assert from_table.named_vars.keys() == from_container.named_vars.keys()
+    assert from_table.named_vars_to_dims == from_container.named_vars_to_dims
+    assert len(from_table.coords["item"]) == len(from_container.coords["item"])
