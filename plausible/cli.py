@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-EPILOG = """\
+INPUT_HELP = """\
 input formats (recognised from the file's columns, or named with --format):
   long       one row per annotation: item, annotator, label columns; crowd-kit's
              task, worker, label by default, others named with --item, --annotator, --label
@@ -47,6 +47,9 @@ annotator-beta for binary labels, glad for other labels, normal-inverse-gamma fo
 (needs --threshold; censored-normal-inverse-gamma for a slider's floor and ceiling, with
 --scale and --resolution). Reliability: trust in the annotators (higher = more certain).
 
+"""
+
+AGGREGATE_OUTPUT = """
 output (-o, a .csv, .tsv, .parquet or .json file, checked before any work): one row per item
 with
   item                   the item's id as in the input
@@ -54,6 +57,19 @@ with
   probability_top_class  its posterior mean plausibility
   certainty_top1         the share of draws in which top_class is the most plausible class
   plausibility_<class>   the posterior mean plausibility of every class
+"""
+
+NEXT_OUTPUT = """
+output (-o, a .csv, .tsv, .parquet or .json file, checked before any work): the batch, best
+first, one row per item
+  item                   the item to annotate next
+  annotator              (annotator models) who should annotate it
+  information_gain       expected bits gained on the item's class by that annotation
+  certainty              the item's top-1 certainty now
+  expected_certainty     its expected top-1 certainty after the annotation
+  certainty_gain         their difference
+The gains (and the certainty beside them) are estimated on at most 500 of the run's draws,
+thinned, so certainty can differ from aggregate's in its last digits.
 """
 
 ERRORS = (ValueError, TypeError, OSError, KeyError)
@@ -295,7 +311,10 @@ def next_annotations(args) -> int:
         print("stop: every item is settled or no annotation is expected to gain "
               f"{args.min_gain:g} bits")
     else:
-        print(f"next {len(batch)} annotation(s), one per item ({args.strategy}):")
+        used, total = batch.attrs.get("draws"), batch.attrs.get("of_draws")
+        thinned = (f"; gains and certainty on {used} of the {total} draws, thinned"
+                   if used is not None and used < total else "")
+        print(f"next {len(batch)} annotation(s), one per item ({args.strategy}{thinned}):")
         print(batch.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     if output is not None:
         print(f"batch written to {output}")
@@ -490,7 +509,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="fit an aggregation model to annotations; per-item plausibilities and certainty",
         description="Sample the posterior plausibilities of every item and report how certain "
         "the most plausible class is given the annotators' disagreement.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=INPUT_HELP + AGGREGATE_OUTPUT, formatter_class=argparse.RawDescriptionHelpFormatter)
     source = agg.add_mutually_exclusive_group(required=True)
     source.add_argument("annotations", nargs="?", help="annotation file (see input formats)")
     source.add_argument("--dataset", choices=["toy", "cifar10h", "dermatology"],
@@ -562,7 +581,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Fit the model (or load a saved aggregation, .nc/.zarr) and list the next "
         "batch of annotations, one per item, by expected information gain on the item's class; "
         "items whose top-1 certainty reaches --certainty are settled and left out. An empty "
-        "batch means stop.", epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "batch means stop.", epilog=INPUT_HELP + NEXT_OUTPUT,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     nxt.add_argument("annotations", help="annotation file (see input formats) or a saved "
                      "aggregation (.nc, .zarr)")
     nxt.add_argument("--budget", type=_positive_int, required=True,

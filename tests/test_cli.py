@@ -314,6 +314,16 @@ def test_json_and_tsv_outputs_hold_the_csv_rows(tmp_path, capsys):
     pd.testing.assert_frame_equal(frames["csv"], frames["json"], check_dtype=False)
 
 
+def test_next_says_what_it_writes_and_that_its_estimates_are_thinned(tmp_path, capsys):
+    assert main(["next", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "information_gain" in text and "plausibility_<class>" not in text
+    crowd_table().to_csv(tmp_path / "labels.csv", index=False)
+    code, out, _ = run_cli(tmp_path, capsys, ["next", tmp_path / "labels.csv", "--model",
+                                              "dawid-skene", "--budget", 3, "--draws", 300])
+    assert code == 0 and "gains and certainty on 500 of the 1200 draws, thinned" in out
+
+
 def test_force_overwrites_atomically(tmp_path, capsys):
     out = tmp_path / "toy.csv"
     out.write_text("old")

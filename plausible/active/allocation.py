@@ -185,7 +185,16 @@ def expected_gain(trace, data, model: str, *, pairs=None, items=None, draws: int
         frame = pd.DataFrame({"item": data.items[item]})
     frame["information_gain"], frame["certainty"], frame["expected_certainty"] = gain
     frame["certainty_gain"] = frame["expected_certainty"] - frame["certainty"]
+    frame.attrs.update(_draws_used(trace, chain.size))
     return frame
+
+
+def _draws_used(trace, used: int | None = None) -> dict:
+    """``{"draws": used, "of_draws": total}``: how many of the trace's draws an estimate
+    read (fewer when thinned; None: all), for the frame's ``attrs``."""
+    posterior = trace["posterior"]
+    total = int(posterior.sizes["chain"] * posterior.sizes["draw"])
+    return {"draws": total if used is None else int(used), "of_draws": total}
 
 
 def _item_positions(data, items) -> np.ndarray:
@@ -219,7 +228,10 @@ def next_items(trace, data, model: str, budget: int, *, threshold: float | None 
     (:func:`settled` at ``threshold``; None settles none) and candidates below ``min_gain``
     bits left out. ``pairs`` (annotator models) or ``items`` (item ids) restrict the
     candidates, e.g. to what an annotation pool still holds. An empty frame means stop: every
-    item is settled or no annotation is worth ``min_gain``."""
+    item is settled or no annotation is worth ``min_gain``. The frame's ``attrs`` say how
+    many of the trace's draws its gains and certainties read (``draws`` of ``of_draws``:
+    ``draws`` thinned ones for the gains, so ``certainty`` there can differ from the
+    aggregation's, which reads every draw, by their Monte Carlo error)."""
     budget = int(budget)
     if budget < 1:
         raise ValueError(f"budget must be a positive number of annotations, got {budget}")
@@ -246,9 +258,11 @@ def next_items(trace, data, model: str, budget: int, *, threshold: float | None 
             frame = pd.DataFrame({"item": open_items})
         frame = frame.iloc[rng.permutation(len(frame))]  # random annotator per item, random order
         frame["certainty"] = status["certainty_top1"].reindex(frame["item"]).to_numpy()
+        frame.attrs.update(_draws_used(trace))
         ranked = frame if strategy == "random" else frame.sort_values("certainty", kind="stable")
-    batch = ranked.drop_duplicates("item").head(budget)
-    return batch.reset_index(drop=True)
+    batch = ranked.drop_duplicates("item").head(budget).reset_index(drop=True)
+    batch.attrs.update(ranked.attrs)
+    return batch
 
 
 __all__ = ["MAX_PAIRS", "STRATEGIES", "candidate_pairs", "expected_gain", "next_items", "settled"]
