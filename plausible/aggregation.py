@@ -49,6 +49,7 @@ from plausible.diagnostics import (
 from plausible.inference import sample
 from plausible.inference.sampling import AutoDrawsUnavailable
 from plausible.metrics.predictions import class_positions
+from plausible.models import ratings_censored
 
 DEFAULT_MODELS = {"votes": "dirichlet", "rankings": "prirn", "labels": "glad",
                   "labels (binary)": "annotator-beta", "ratings": "normal-inverse-gamma"}
@@ -231,11 +232,17 @@ class Aggregation:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per item: ``item``, ``top_class``, ``probability_top_class``,
-        ``certainty_top1`` and one ``plausibility_<class>`` column per class."""
+        ``certainty_top1`` and one ``plausibility_<class>`` column per class; for ratings
+        also the consensus rating on the rating scale, ``consensus_score``,
+        ``consensus_q025`` and ``consensus_q975`` (its 95 % interval;
+        :func:`plausible.models.ratings_censored.consensus`)."""
         mean = self.plausibility
         columns = pd.DataFrame(mean.values, index=pd.Index(mean["item"].values, name="item"),
                                columns=[f"plausibility_{c}" for c in mean["class"].values])
-        return self.labels().join(columns).reset_index()
+        frame = self.labels().join(columns)
+        if self.format == "ratings":
+            frame = frame.join(ratings_censored.consensus(self.trace))
+        return frame.reset_index()
 
     def evaluate(self, predictions, k=(1, 2, 3)) -> pd.DataFrame:
         """Uncertainty-adjusted accuracy of a classifier, one row per metric: ``mean``,

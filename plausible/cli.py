@@ -57,6 +57,8 @@ with
   probability_top_class  its posterior mean plausibility
   certainty_top1         the share of draws in which top_class is the most plausible class
   plausibility_<class>   the posterior mean plausibility of every class
+  consensus_score        (ratings) the expected rating of a new rater, on the rating scale
+  consensus_q025/_q975   (ratings) its 95% interval
 """
 
 NEXT_OUTPUT = """

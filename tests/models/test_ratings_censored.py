@@ -166,3 +166,35 @@ def test_rating_predictive_check_counts_the_floor_and_the_spread():
     assert list(rep["share_items_all_equal"]) == [1.0, pytest.approx(1 / 3)]
     with pytest.raises(ValueError, match="5 columns, the data 6 ratings"):
         pl.diagnostics.rating_predictive_check(data, replicated[:, :5])
+
+
+def test_expected_rating_is_the_mean_of_the_recorded_rating():
+    rng = np.random.default_rng(0)
+    for mu, sigma2, low, high in [(-41.0, 900.0, 0.0, 100.0), (95.0, 400.0, 0.0, 100.0),
+                                  (5.0, 400.0, 0.0, np.inf), (130.0, 900.0, -np.inf, 100.0),
+                                  (10.0, 25.0, -np.inf, np.inf)]:
+        simulated = np.clip(rng.normal(mu, np.sqrt(sigma2), 2_000_000), low, high)
+        expected = ratings_censored.expected_rating(mu, sigma2, low, high)
+        assert abs(expected - simulated.mean()) < 5 * simulated.std() / np.sqrt(simulated.size)
+
+
+def test_the_front_door_writes_a_consensus_rating_on_the_scale(tmp_path):
+    """On a 0..10 slider with a floor, the censored model's latent means fall below the floor
+    but its consensus rating is on the scale, near each item's mean rating; the Gaussian
+    model's consensus is its ``mu``."""
+    ratings = _slider(n_items=20, per_item=8, seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        censored = pl.aggregate(ratings, "censored-normal-inverse-gamma", threshold=5.0,
+                                draws=500, seed=0)
+        gaussian = pl.aggregate(ratings, "normal-inverse-gamma", threshold=5.0, draws=500, seed=0)
+    frame = censored.to_frame().set_index("item")
+    mean_rating = np.bincount(ratings.item, ratings.score) / np.bincount(ratings.item)
+    assert (censored.trace.posterior["mu"].mean(("chain", "draw")).values < 0).any()
+    assert ((frame["consensus_q025"] >= 0) & (frame["consensus_q975"] <= 10)).all()
+    assert (frame["consensus_q025"] <= frame["consensus_score"]).all()
+    assert (frame["consensus_score"] <= frame["consensus_q975"]).all()
+    assert np.abs(frame["consensus_score"].to_numpy() - mean_rating).max() < 1.5
+    plain = gaussian.to_frame().set_index("item")["consensus_score"]
+    np.testing.assert_allclose(plain.to_numpy(),
+                               gaussian.trace.posterior["mu"].mean(("chain", "draw")).values)
