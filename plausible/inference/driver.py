@@ -28,6 +28,8 @@ import xarray as xr
 
 from plausible.inference.chains import available_cores, run_chains
 from plausible.inference.kernel import Kernel
+from plausible.inference.progress import EVERY as progress_every
+from plausible.inference.progress import current as current_progress
 
 
 def _positive(name: str, value) -> int:
@@ -66,17 +68,26 @@ class Chains:
         self.threads = min(chains, available_cores() if cores is None else _positive("cores", cores),
                            getattr(kernel, "max_threads", chains))
 
-    def _chain(self, c, n, values, *, stop):
+    def _sweeps(self, n: int) -> int:
+        """Sweeps of one chain for its next ``n`` kept draws."""
+        if getattr(self.kernel, "independent", False):
+            return 1
+        return self.tune * (self.kept == 0) + n * self.thin
+
+    def _chain(self, c, n, values, *, stop, progress=None):
         kernel, rng = self.kernel, self.rngs[c]
         if not self.started[c]:
             self.states[c], self.started[c] = kernel.start(rng), True
         if getattr(kernel, "independent", False):
             self.states[c] = kernel.sweep(rng, self.states[c],
                                           {name: a[c] for name, a in values.items()})
+            if progress is not None:
+                progress.advance(1)
             return
         warm_up = self.kept == 0  # only the first block starts with the warm-up sweeps
         tune, thin, state = self.tune, self.thin, self.states[c]
-        for t in range(tune * warm_up + n * thin):
+        sweeps, reported = tune * warm_up + n * thin, 0
+        for t in range(sweeps):
             if stop.is_set():
                 return
             kept = t - tune * warm_up
@@ -85,14 +96,22 @@ class Chains:
                 state = kernel.sweep(rng, state, {name: a[c, d, ...] for name, a in values.items()})
             else:
                 state = kernel.sweep(rng, state, None)
+            if progress is not None and ((t + 1) % progress_every == 0 or t + 1 == sweeps):
+                progress.advance(t + 1 - reported)
+                reported = t + 1
         self.states[c] = state
 
     def draw(self, n: int) -> dict[str, np.ndarray]:
-        """The next ``n`` kept draws of every chain: ``{name: (chain, n, *shape)}``."""
+        """The next ``n`` kept draws of every chain: ``{name: (chain, n, *shape)}`` (their
+        sweeps counted on the progress bar of an enclosing
+        :func:`plausible.inference.progress.reporting` block)."""
         n = _positive("draws", n)
         values = {name: np.zeros((self.n_chains, n, *v.shape), dtype=v.dtype)
                   for name, v in self.recorded.items()}
-        run_chains(lambda c, *, stop: self._chain(c, n, values, stop=stop),
+        progress = current_progress()
+        if progress is not None:
+            progress.add(self.n_chains * self._sweeps(n))
+        run_chains(lambda c, *, stop: self._chain(c, n, values, stop=stop, progress=progress),
                    [(c,) for c in range(self.n_chains)], self.threads)
         self.kept += n
         return values

@@ -47,6 +47,7 @@ from plausible.inference.declarations import declared_gibbs, declared_log_likeli
 from plausible.inference.exact import CANDIDATE_DTYPE, candidate_form, covers_exactly, sample_exact
 from plausible.inference import memory
 from plausible.inference.driver import AUTO, AUTO_FIRST_DRAWS, assemble
+from plausible.inference.progress import reporting
 from plausible.inference.steps_kernel import jittered, sample_steps
 from plausible.metrics.storage import candidate_nbytes
 
@@ -175,6 +176,9 @@ def sample(
     dispersion
         Half-width of the uniform jitter of chain starts in the transformed space (steps and
         PyMC routes).
+    progressbar
+        Show the sweeps on a progress bar while sampling, on a terminal only (PyMC's own bar
+        on its route).
     check_convergence
         Warn with :func:`plausible.diagnostics.convergence_report`'s text when a variable of
         an MCMC trace fails the R-hat / ESS thresholds (exact draws need no check).
@@ -209,6 +213,15 @@ def sample(
     if storage not in STORAGES:
         raise ValueError(f"storage must be one of {STORAGES}, got {storage!r}")
     budget = memory.memory_budget(memory_budget)
+    with reporting(progressbar):
+        return _sample(model, draws, auto, tune, chains, seed, cores, storage, budget, store,
+                       dispersion, progressbar, check_convergence, log_likelihood, max_seconds,
+                       max_draws, kwargs)
+
+
+def _sample(model, draws, auto, tune, chains, seed, cores, storage, budget, store, dispersion,
+            progressbar, check_convergence, log_likelihood, max_seconds, max_draws, kwargs):
+    """:func:`sample` once its arguments are checked."""
     sampler = declared_sampler(model)
     compiled = sampler is not None and storage in ("auto", sampler.form)
     # the declared steps compile their functions: only for the routes that run them
@@ -255,7 +268,7 @@ def sample(
             reason = {"max_seconds": f" (draws='auto' stopped at max_seconds={max_seconds})",
                       "max_draws": " (draws='auto' stopped at the most draws allowed: "
                                    "max_draws or the memory budget)"}.get(stopped, "")
-            warnings.warn(report.text + reason, stacklevel=2)
+            warnings.warn(report.text + reason, stacklevel=3)
     return _with_log_likelihood(trace, model, log_likelihood, budget)
 
 
@@ -321,7 +334,7 @@ def _sample_exact(model, steps, draws, chains, seed, cores, storage, budget, sto
             warnings.warn(f"{draws} exact draws of {chains} chains would take {memory.format_bytes(size)}, "
                           f"more than the memory budget of {memory.format_bytes(budget)}: streamed to "
                           f"the Zarr store {store} (removed at exit; pass store= to keep it)",
-                          stacklevel=3)
+                          stacklevel=4)
     return sample_exact(model, steps, draws=draws, chains=chains, seed=seed, form=form,
                         cores=cores or min(chains, _cpus()), block_draws=block_draws, store=store)
 
@@ -352,7 +365,7 @@ def _sample_compiled(model, sampler, draws, tune, chains, seed, cores, budget, k
         warnings.warn(f"the plausibilities of {chains} chains x {draws} draws would take "
                       f"{memory.format_bytes(size)}, more than the memory budget of "
                       f"{memory.format_bytes(budget)}: they are computed from the stored "
-                      "parameters when read (each read recomputes them)", stacklevel=3)
+                      "parameters when read (each read recomputes them)", stacklevel=4)
         options["lazy"] = True
     if tune is not None:
         options["tune"] = tune
