@@ -41,6 +41,7 @@ from plausible.data import Labels, Rankings, Ratings, Votes
 from plausible.data.tables import FORMATS, format_of, from_frame
 from plausible.diagnostics import (
     annotation_predictive_check,
+    annotator_quality,
     convergence_report,
     ranking_predictive_check,
     rating_predictive_check,
@@ -316,10 +317,14 @@ class Aggregation:
         return conformal.prediction_sets(scores, self.trace, alpha=alpha, test=test,
                                          method=method, samples=samples, seed=seed, **options)
 
-    def plot(self, threshold: float = 0.99):
-        """Histogram of the items' top-1 certainty (:func:`plausible.plots.certainty`)."""
-        return plots.certainty(self.labels()["certainty_top1"], threshold=threshold,
-                         title=f"{self.model}: {len(self.labels())} items")
+    def plot(self, threshold: float = 0.99, show: int = 15):
+        """The items' uncertainty on a log scale, each annotator's share of labels right
+        (label models; :func:`plausible.diagnostics.annotator_quality`) and the ``show``
+        least certain items (:func:`plausible.plots.overview`); returns the axes."""
+        quality = (annotator_quality(self.trace, self.data) if self.format == "labels"
+                   else None)
+        return plots.overview(self.to_frame(), quality, threshold=threshold, show=show,
+                              title=f"{self.model}: {len(self.labels())} items")
 
     def save(self, path) -> Path:
         """Write the trace, with the model's name, to ``path`` (netCDF, or Zarr for a

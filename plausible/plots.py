@@ -5,7 +5,8 @@ when None) and returns them, so figures can be combined and restyled.
 * posterior predictive checks: :func:`vote_check`, :func:`annotation_check`,
   :func:`annotation_checks`;
 * convergence: :func:`rank` (ArviZ's rank plot of the least converged variables);
-* aggregation results: :func:`certainty` (the items' top-1 certainty);
+* aggregation results: :func:`certainty` (the items' top-1 certainty), :func:`overview`
+  (item uncertainty on a log scale, annotator quality, the items to label again);
 * calibration under disagreement (Mimori et al. 2021): :func:`dpe_reliability_diagram`,
   :func:`calibration_dispersion_map`;
 * testing with noisy labels (Su 2024): :func:`labelers_tradeoff`.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import arviz_plots as azp
 import matplotlib.pyplot as plt
+from matplotlib import ticker
 import numpy as np
 from scipy import stats
 
@@ -124,6 +126,63 @@ def certainty(values, threshold: float = 0.99, title: str = "", ax=None):
            title=title)
     ax.legend()
     return ax
+
+
+def overview(items, annotators=None, *, threshold: float = 0.99, show: int = 15,
+             title: str = ""):
+    """What a reader of an aggregation looks for, one panel each (a new figure; returns its
+    axes):
+
+    * how uncertain the items are: a histogram of ``1 - certainty_top1`` on a log scale (most
+      items sit near certainty 1, where a linear histogram piles them into one bar), the
+      items at certainty 1 counted in the legend, ``threshold`` marked;
+    * with ``annotators`` (:func:`plausible.diagnostics.annotator_quality`), how often each
+      annotator is right against how many labels they gave, with 90 % intervals;
+    * the ``show`` least certain items (the ones to label again), their certainty and top
+      class.
+
+    ``items``: the per-item frame of :meth:`plausible.Aggregation.to_frame` (``item``,
+    ``top_class``, ``certainty_top1``)."""
+    panels = 2 if annotators is None else 3
+    fig, axes = plt.subplots(1, panels, figsize=(5 * panels, 4), squeeze=False)
+    axes = axes[0]
+    certainty = items["certainty_top1"].to_numpy(dtype=float)
+    doubt = 1.0 - certainty
+    sure = int((doubt <= 0).sum())
+    ax = axes[0]
+    positive = doubt[doubt > 0]
+    low = min(positive.min(initial=1.0), 1 - threshold) / 2
+    ax.hist(positive, bins=np.geomspace(low, 1.0, 31), color="C0",
+            label=f"{positive.size} items ({sure} more at certainty 1)")
+    ax.axvline(1 - threshold, color="C3", ls="--",
+               label=f"{int((certainty < threshold).sum())} items below {threshold:g}")
+    ax.set(xscale="log", xlabel="1 - certainty of the top class (log scale)", ylabel="items",
+           title=title or "item uncertainty")
+    ax.legend(fontsize="small")
+    if annotators is not None:
+        ax = axes[1]
+        order = annotators.sort_values("share_correct")
+        err = np.stack([order["share_correct"] - order["q05"], order["q95"] - order["share_correct"]])
+        ax.errorbar(order["labels"], order["share_correct"], yerr=err, fmt="o", ms=3, lw=0.8,
+                    color="C0", alpha=0.8)
+        for name, row in order.head(3).iterrows():
+            ax.annotate(str(name), (row["labels"], row["share_correct"]), fontsize="x-small",
+                        xytext=(3, -3), textcoords="offset points")
+        ax.set(xscale="log", ylim=(0, 1.02), xlabel="labels given (log scale)",
+               ylabel="share of labels right (90% interval)", title="annotators")
+        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+    ax = axes[-1]
+    worst = items.sort_values("certainty_top1").head(show)[::-1]
+    ax.barh(np.arange(len(worst)), worst["certainty_top1"], color="C1")
+    ax.set_yticks(np.arange(len(worst)),
+                  [f"{item} ({top})" for item, top in zip(worst["item"], worst["top_class"])],
+                  fontsize="x-small")
+    ax.axvline(threshold, color="C3", ls="--")
+    ax.set(xlim=(0, 1), xlabel="certainty of the top class",
+           title=f"least certain {len(worst)} items (top class): label again")
+    fig.tight_layout()
+    return axes
 
 
 def sbc_ranks(result, bins: int = 20, axes=None):

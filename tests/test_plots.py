@@ -59,3 +59,17 @@ def test_rank_plot_of_a_trace():
 def test_labelers_tradeoff_one_curve_per_expert():
     ax = plots.labelers_tradeoff(eps_grid=np.linspace(0.1, 0.3, 5))
     assert len(ax.lines) == 3
+
+
+def test_overview_shows_uncertainty_on_a_log_scale_annotators_and_the_items_to_relabel():
+    items = pd.DataFrame({"item": [f"i{k}" for k in range(40)], "top_class": ["a", "b"] * 20,
+                          "certainty_top1": np.r_[np.ones(25), np.linspace(0.4, 0.999, 15)]})
+    annotators = pd.DataFrame({"labels": [3, 50, 400], "share_correct": [0.5, 0.8, 0.3],
+                               "q05": [0.1, 0.7, 0.25], "q95": [0.9, 0.9, 0.35]},
+                              index=pd.Index(["w1", "w2", "w3"], name="annotator"))
+    axes = plots.overview(items, annotators, show=5)
+    assert len(axes) == 3 and axes[0].get_xscale() == "log" and axes[1].get_xscale() == "log"
+    assert "25 more at certainty 1" in axes[0].get_legend().get_texts()[0].get_text()
+    shown = [t.get_text() for t in axes[2].get_yticklabels()]
+    assert shown[-1] == "i25 (b)" and len(shown) == 5  # the least certain at the top
+    assert len(plots.overview(items)) == 2  # no annotators: no annotator panel

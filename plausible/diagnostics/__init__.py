@@ -1,6 +1,7 @@
 """Diagnostics that read traces: convergence (vectorised R-hat / ESS / MCSE estimators and the
 per-variable report), leave-one-item-out cross-validation (:func:`loo`), posterior predictive
-checks for votes, categorical annotations, rankings and numeric ratings, paired comparisons of label accuracy
+checks for votes, categorical annotations, rankings and numeric ratings, how often each
+annotator's labels are right (:func:`annotator_quality`), paired comparisons of label accuracy
 against known truth.
 
 This floor reads traces and data only; it runs no sampler (simulation-based calibration,
@@ -11,6 +12,7 @@ from plausible.diagnostics.annotation_predictive import (
     AnnotationPredictiveCheck,
     annotation_predictive_check,
 )
+from plausible.diagnostics.annotator_quality import annotator_quality
 from plausible.diagnostics.chain_modes import chain_modes
 from plausible.diagnostics.convergence import ConvergenceReport, convergence_report
 from plausible.diagnostics.estimators import (
@@ -43,6 +45,7 @@ __all__ = [
     "VotePredictiveCheck",
     "accuracy_study",
     "annotation_predictive_check",
+    "annotator_quality",
     "chain_modes",
     "convergence_diagnostics",
     "convergence_report",
