@@ -86,8 +86,8 @@ class Chains:
             return
         warm_up = self.kept == 0  # only the first block starts with the warm-up sweeps
         tune, thin, state = self.tune, self.thin, self.states[c]
-        sweeps, reported = tune * warm_up + n * thin, 0
-        for t in range(sweeps):
+        reported = 0
+        for t in range(sweeps := tune * warm_up + n * thin):
             if stop.is_set():
                 return
             kept = t - tune * warm_up
