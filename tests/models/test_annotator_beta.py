@@ -217,7 +217,7 @@ def test_bad_input_errors():
     with pytest.raises(ValueError, match="accuracy must be one of"):
         ab.build(labels, accuracy="flat")
     with pytest.raises(TypeError, match="Labels"):
-        ab.build(_frame(good))
+        ab.build(good)  # a DataFrame is read (test_registry); a list is not
 
 
 def test_label_switching_check_flags_mirror_mode(small):

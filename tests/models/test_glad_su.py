@@ -217,7 +217,7 @@ def test_bad_input_errors(module):
     with pytest.raises(ValueError, match=">= 2 classes"):
         module.build(Labels.from_frame(_frame([("a", "x", 0)])))
     with pytest.raises(TypeError, match="Labels"):
-        module.build(_frame(good))
+        module.build(good)  # a DataFrame is read (test_registry); a list is not
     with pytest.raises(ValueError, match="class_concentration"):
         module.build(Labels.from_frame(_frame(good)), class_concentration=0.0)
     # an annotator without labels is allowed: its parameter keeps its prior
