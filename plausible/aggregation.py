@@ -347,7 +347,14 @@ class Aggregation:
                 f"{lay.sizes['class']} classes, {posterior.sizes['chain']} chains x "
                 f"{posterior.sizes['draw']} draws; mean certainty_top1 "
                 f"{labels['certainty_top1'].mean():.3f}, "
-                f"{int((labels['certainty_top1'] < 0.99).sum())} items below 0.99")
+                f"{int((labels['certainty_top1'] < 0.99).sum())} items below 0.99\n"
+                f"plausibility: {self.meaning}")
+
+    @property
+    def meaning(self) -> str:
+        """What this model's plausibility is, in words (:data:`plausible.models.MEANINGS`):
+        an item's distribution over classes, or the posterior of its one true class."""
+        return models.MEANINGS[models.entry(self.model).plausibility]
 
 
 def write_atomic(path: Path, write) -> None:

@@ -346,6 +346,7 @@ def _print_summary(console, args, result, frame, description, elapsed, checked, 
                   f"{result.trace.posterior.sizes['draw']} draws"
                   + (f" (--draws auto: {result.trace.posterior.attrs.get('draws_stopped_by', '')})"
                      if args.draws == "auto" else ""))
+    console.print(f"plausibility: {result.meaning}", highlight=False)
     table = Table(title="Certainty of the top class per item")
     for column in ("", "mean over items", f"items < {args.threshold_certainty:g}", "min"):
         table.add_column(column, justify="right")

@@ -62,6 +62,9 @@ def test_string_ids_survive_and_the_default_model_is_said():
     table = crowd()
     result = pl.aggregate(table, **FAST)
     assert result.model == "glad" and result.default and "default for labels" in repr(result)
+    assert "plausibility: the posterior probability that each class is the item's one true" \
+        in repr(result)
+    assert "distribution over the classes" in repr(pl.aggregate(table, "dirichlet", **FAST))
     frame = result.to_frame()
     assert frame["item"].tolist() == list(dict.fromkeys(table["task"]))
     assert [c for c in frame.columns if c.startswith("plausibility_")] == [

@@ -244,6 +244,7 @@ def test_draws_auto_is_the_default_and_refused_for_shards(tmp_path, capsys):
                                               "dawid-skene", "--chains", 2,  # auto: the default
                                               "--no-progress", "-o", tmp_path / "out.csv"])
     assert code == 0 and "(--draws auto: converged)" in out
+    assert "plausibility: the posterior probability that each class is the item's one true" in out
     code, out, _ = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "labels.csv", "--model",
                                               "dirichlet", "--workers", 1, "--chains", 2,
                                               "--no-progress", "-o", tmp_path / "shards.csv"])

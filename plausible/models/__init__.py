@@ -22,11 +22,15 @@ from plausible.models import (
     ratings,
     su_difficulty,
 )
-from plausible.models.registry import FORMATS, ModelEntry, available, entry, get
+from plausible.models.registry import (FORMATS, ITEM_DISTRIBUTION, MEANINGS,
+                                       TRUE_CLASS_POSTERIOR, ModelEntry, available, entry, get)
 
 __all__ = [
     "FORMATS",
+    "ITEM_DISTRIBUTION",
+    "MEANINGS",
     "ModelEntry",
+    "TRUE_CLASS_POSTERIOR",
     "annotator_beta",
     "available",
     "dawid_skene",

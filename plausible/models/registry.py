@@ -27,6 +27,19 @@ from plausible.models import (annotator_beta, dawid_skene, dirichlet, easy_hard,
 FORMATS = ("votes", "rankings", "labels", "ratings")
 """Annotation formats, matching the containers ``Votes``, ``Rankings``, ``Labels``, ``Ratings``."""
 
+ITEM_DISTRIBUTION = "item distribution"
+TRUE_CLASS_POSTERIOR = "true-class posterior"
+MEANINGS = {
+    ITEM_DISTRIBUTION: "each item's distribution over the classes: annotators who genuinely "
+                       "split on an item leave it split, however many of them there are",
+    TRUE_CLASS_POSTERIOR: "the posterior probability that each class is the item's one true "
+                          "class: disagreement is read as annotator error, so it concentrates "
+                          "on one class as labels accumulate, even on ambiguous items",
+}
+"""What a model's plausibility is (:attr:`ModelEntry.plausibility`), in words: the seeds'
+meaning (Stutz et al. 2023: a distribution over classes per item, ambiguity kept) or the
+latent-class models' (Dawid & Skene 1979 and after: one true class per item)."""
+
 
 @dataclass(frozen=True)
 class ModelEntry:
@@ -44,7 +57,10 @@ class ModelEntry:
     for the posterior predictive checks of label and ratings models),
     ``label_probabilities(trace, chain, draw, item, annotator)`` (``P(x = y | z = c)`` of a
     new label by each (item, annotator) pair at the given draws, ``(sample, pair, class,
-    label_class)``: what :mod:`plausible.active` needs to say who should annotate).
+    label_class)``: what :mod:`plausible.active` needs to say who should annotate) and
+    ``plausibility``, what its plausibility means (a key of :data:`MEANINGS`; by default an
+    item's distribution over classes for votes, rankings and ratings, the posterior of one
+    true class for the latent-class label models).
     """
 
     name: str
@@ -59,6 +75,15 @@ class ModelEntry:
     shard_options: Callable | None = None
     replicate: Callable | None = None
     label_probabilities: Callable | None = None
+    plausibility: str = ""
+
+    def __post_init__(self):
+        if not self.plausibility:
+            default = TRUE_CLASS_POSTERIOR if self.data == "labels" else ITEM_DISTRIBUTION
+            object.__setattr__(self, "plausibility", default)
+        if self.plausibility not in MEANINGS:
+            raise ValueError(f"plausibility must be one of {list(MEANINGS)}, got "
+                             f"{self.plausibility!r}")
 
 
 def _most_named(data) -> int:
@@ -139,13 +164,14 @@ def get(name: str) -> Callable[..., pm.Model]:
 def available(data: str | None = None) -> pd.DataFrame:
     """Every registered aggregation model (those accepting ``data``, one of :data:`FORMATS`,
     when given), one row each: ``data``, ``classes``, ``reliability``,
-    ``item_independent``, ``required`` and ``summary``, indexed by ``model``."""
+    ``item_independent``, ``required``, ``plausibility`` (what it means, :data:`MEANINGS`)
+    and ``summary``, indexed by ``model``."""
     if data is not None and data not in FORMATS:
         raise ValueError(f"data must be one of {FORMATS}, got {data!r}")
     rows = [
         {"model": e.name, "data": e.data, "classes": e.classes, "reliability": e.reliability,
          "item_independent": e.item_independent, "required": ", ".join(e.required),
-         "summary": e.summary}
+         "plausibility": e.plausibility, "summary": e.summary}
         for e in ENTRIES if data is None or e.data == data
     ]
     return pd.DataFrame(rows).set_index("model")

@@ -76,3 +76,15 @@ def test_every_builder_takes_a_table_in_crowd_kit_names(name):
     assert from_table.named_vars.keys() == from_container.named_vars.keys()
     assert from_table.named_vars_to_dims == from_container.named_vars_to_dims
     assert len(from_table.coords["item"]) == len(from_container.coords["item"])
+
+
+def test_every_entry_says_what_its_plausibility_means():
+    table = models.available()
+    assert set(table["plausibility"]) == {models.ITEM_DISTRIBUTION, models.TRUE_CLASS_POSTERIOR}
+    for name, row in table.iterrows():
+        expected = (models.TRUE_CLASS_POSTERIOR if row["data"] == "labels"
+                    else models.ITEM_DISTRIBUTION)
+        assert row["plausibility"] == expected, name
+    with pytest.raises(ValueError, match="plausibility must be one of"):
+        models.ModelEntry("x", models.get("dirichlet"), "votes", "tempering", True, "",
+                          plausibility="vibes")
