@@ -109,14 +109,28 @@ def _shift_full(code, start, stop, c, step, counts, row_totals):  # pragma: no c
         row_totals[code[k] // n_classes, c] += step
 
 
+def repeated_annotators(offsets: np.ndarray, code: np.ndarray, n_classes: int) -> np.ndarray:
+    """bool ``(item,)``: whether some annotator gave the item more than one label (only then
+    must a label's copies join the counts before the next label's term is read; the sweeps
+    skip that bookkeeping elsewhere, reading the same terms in the same order)."""
+    n_items = offsets.size - 1
+    item = np.repeat(np.arange(n_items, dtype=np.int64), np.diff(offsets))
+    n_annotators = int(code.max(initial=0)) // n_classes + 1
+    pairs = np.sort(item * n_annotators + code // n_classes)
+    out = np.zeros(n_items, dtype=np.bool_)
+    out[pairs[1:][pairs[1:] == pairs[:-1]] // n_annotators] = True
+    return out
+
+
 @numba.njit(cache=True, nogil=True)
 def full_sweep(offsets, code, beta, a, gamma, u, z, counts, row_totals, class_counts, log_num,
-               log_den):  # pragma: no cover - compiled
+               log_den, repeats):  # pragma: no cover - compiled
     """Full Dawid–Skene's collapsed sweep (module docstring) over every item: ``counts
     (annotator * C + label, class)``, ``row_totals (annotator, class)`` and ``class_counts
     (class,)`` hold the classes ``z`` and are kept current; ``log_num``, ``log_den``: the
-    predictive terms by count (:func:`log_tables`; ``log_num`` empty: computed here).
-    Returns the number of items whose class changed."""
+    predictive terms by count (:func:`log_tables`; ``log_num`` empty: computed here);
+    ``repeats (item,)``: :func:`repeated_annotators`. Returns the number of items whose
+    class changed."""
     n_items, n_classes = offsets.size - 1, a.size
     tabled = log_num.shape[2] > 0
     log_q = np.empty(n_classes)
@@ -133,9 +147,11 @@ def full_sweep(offsets, code, beta, a, gamma, u, z, counts, row_totals, class_co
                 numerator = (log_num[c, x, counts[r, c]] if tabled else
                              _log_rising(beta[c, x] + gamma * counts[r, c], gamma))
                 s += numerator - log_den[c, row_totals[j, c]]
-                counts[r, c] += 1
-                row_totals[j, c] += 1
-            _shift_full(code, start, stop, c, -1, counts, row_totals)
+                if repeats[i]:
+                    counts[r, c] += 1
+                    row_totals[j, c] += 1
+            if repeats[i]:
+                _shift_full(code, start, stop, c, -1, counts, row_totals)
             log_q[c] = s
         z[i] = _draw(log_q, u[i])
         changed += z[i] != old
@@ -158,13 +174,13 @@ def _shift_one_coin(code, start, stop, c, step, counts, right, total):  # pragma
 
 @numba.njit(cache=True, nogil=True)
 def one_coin_sweep(offsets, code, a, u, z, counts, right, total, class_counts, log_right,
-                   log_wrong, log_total):  # pragma: no cover - compiled
+                   log_wrong, log_total, repeats):  # pragma: no cover - compiled
     """One-coin's collapsed sweep (module docstring): ``right (annotator,)`` and ``total
     (annotator,)`` count each annotator's right and all labels under the classes ``z``,
     ``counts (annotator * C + label, class)`` and ``class_counts (class,)`` as in
     :func:`full_sweep`; all kept current. ``log_right[n]``, ``log_wrong[n]``,
-    ``log_total[n]``: the predictive terms by count (:func:`one_coin_tables`). Returns the
-    number of items whose class changed."""
+    ``log_total[n]``: the predictive terms by count (:func:`one_coin_tables`); ``repeats``:
+    as in :func:`full_sweep`. Returns the number of items whose class changed."""
     n_items, n_classes = offsets.size - 1, a.size
     log_q = np.empty(n_classes)
     changed = 0
@@ -176,14 +192,17 @@ def one_coin_sweep(offsets, code, a, u, z, counts, right, total, class_counts, l
             s = math.log(a[c] + class_counts[c])
             for k in range(start, stop):  # each label's copies join the counts before the next
                 j = code[k] // n_classes
-                if code[k] % n_classes == c:
+                agrees = code[k] % n_classes == c
+                if agrees:
                     s += log_right[right[j]] - log_total[total[j]]
-                    right[j] += 1
                 else:
                     s += log_wrong[total[j] - right[j]] - log_total[total[j]]
-                total[j] += 1
-                counts[code[k], c] += 1
-            _shift_one_coin(code, start, stop, c, -1, counts, right, total)
+                if repeats[i]:
+                    right[j] += agrees
+                    total[j] += 1
+                    counts[code[k], c] += 1
+            if repeats[i]:
+                _shift_one_coin(code, start, stop, c, -1, counts, right, total)
             log_q[c] = s
         z[i] = _draw(log_q, u[i])
         changed += z[i] != old

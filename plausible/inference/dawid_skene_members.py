@@ -125,7 +125,7 @@ class FullConfusion:
         totals, log_num, log_den = statistics
         return collapsed.full_sweep(design.offsets, design.code, self.beta, a, gamma,
                                     rng.random(design.n_items), z, counts, totals, class_counts,
-                                    log_num, log_den)
+                                    log_num, log_den, design.repeats)
 
 
 class OneCoin:
@@ -174,7 +174,7 @@ class OneCoin:
                         state):
         return collapsed.one_coin_sweep(design.offsets, design.code, a,
                                         rng.random(design.n_items), z, counts, *statistics[:2],
-                                        class_counts, *statistics[2:])
+                                        class_counts, *statistics[2:], design.repeats)
 
     @staticmethod
     def confusion(values: dict, n_classes: int) -> np.ndarray:
@@ -344,7 +344,8 @@ class Hierarchical:
         return collapsed.full_sweep(design.offsets, design.code, alpha, a, gamma,
                                     rng.random(design.n_items), z, counts, statistics[0],
                                     class_counts,
-                                    *collapsed.log_tables(alpha, gamma, design.most_labels))
+                                    *collapsed.log_tables(alpha, gamma, design.most_labels),
+                                    design.repeats)
 
 
 __all__ = ["FullConfusion", "Hierarchical", "Mace", "OneCoin", "confusion_from_table",

@@ -54,6 +54,7 @@ import xarray as xr
 from plausible.data.labels import Labels
 from plausible.inference import dawid_skene_kernel as kernel_code
 from plausible.inference.chains import available_cores
+from plausible.inference.dawid_skene_collapsed import repeated_annotators
 from plausible.inference.difficulty_slice import LabelGroups
 from plausible.inference.driver import sample_kernel
 from plausible.inference.kernel import Variable
@@ -68,7 +69,8 @@ sweeps; R-hat across dispersed chains checks it."""
 
 class Design:
     """The labels in the kernel's layout: grouped by item (``offsets (item + 1,)``) and coded
-    ``code = annotator * C + label`` (int32, in item order)."""
+    ``code = annotator * C + label`` (int32, in item order); ``repeats (item,)``: the items
+    an annotator labelled more than once."""
 
     def __init__(self, labels: Labels):
         C = labels.n_classes
@@ -77,6 +79,7 @@ class Design:
         self.code = (by_item.partner * C + by_item.label).astype(np.int32)
         self.n_items, self.n_annotators, self.n_classes = (labels.n_items, labels.n_annotators, C)
         self.most_labels = int(np.bincount(labels.annotator, minlength=1).max(initial=0))
+        self.repeats = repeated_annotators(self.offsets, self.code, C)
 
     def parts(self, n_parts: int) -> list[tuple[int, int]]:
         """``n_parts`` contiguous item ranges with about equal numbers of labels."""

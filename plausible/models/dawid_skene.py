@@ -329,7 +329,7 @@ def build_hierarchical(labels: Labels, *, reliability: float = 1.0, gibbs: bool 
     ``sampler``: as :func:`build` (collapsed: the classes given the population with the rows
     integrated out); by default ``"collapsed"`` for a whole-number reliability and
     ``"joint"`` for a tempering one. On real and simulated crowds the collapsed scan's ESS per
-    second of the worst plausibility is 0.9-3.0 times the joint scan's
+    second of the worst plausibility is 0.9-3.4 times the joint scan's
     (``benchmarks/bench_label_mixing.py``), and no chain stays stuck with a rare class (Snow
     et al.'s WSD, where the joint scan's chains sit in or out of it for hundreds of sweeps).
     """

@@ -266,3 +266,13 @@ def test_simulation_based_calibration_of_the_collapsed_sweeps(name):
         log_likelihood=False)
     for variable, p in result.p_values(bins=10).items():
         assert p > 1e-3, (variable, p)
+
+
+def test_items_an_annotator_labelled_twice_are_the_ones_that_need_the_bookkeeping():
+    labels = small()  # annotator 0 labels item 0 twice
+    design = Design(labels)
+    pairs = labels.item * labels.n_annotators + labels.annotator
+    twice = np.bincount(labels.item[np.isin(pairs, np.flatnonzero(np.bincount(pairs) > 1))],
+                        minlength=labels.n_items) > 0
+    np.testing.assert_array_equal(design.repeats, twice)
+    assert design.repeats[0]
