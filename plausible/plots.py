@@ -141,8 +141,8 @@ def overview(items, annotators=None, *, threshold: float = 0.99, show: int = 15,
     * the ``show`` least certain items (the ones to label again), their certainty and top
       class.
 
-    ``items``: the per-item frame of :meth:`plausible.Aggregation.to_frame` (``item``,
-    ``top_class``, ``certainty_top1``)."""
+    ``items``: a per-item frame with ``item``, ``top_class`` and ``certainty_top1``
+    (:meth:`plausible.Aggregation.labels` with its index reset, or ``to_frame``)."""
     panels = 2 if annotators is None else 3
     fig, axes = plt.subplots(1, panels, figsize=(5 * panels, 4), squeeze=False)
     axes = axes[0]

@@ -248,10 +248,6 @@ def format_of(data) -> str:
                     f"{type(data).__name__}")
 
 
-__all__ = ["FORMATS", "ROLES", "format_of", "from_frame", "infer_format", "read_annotations",
-           "read_table"]
-
-
 def reads(format: str):
     """Decorator of a model builder whose first argument is a ``format`` container: a
     DataFrame given there instead is read by :func:`from_frame` (crowd-kit's ``task, worker,
@@ -268,3 +264,8 @@ def reads(format: str):
             return build(data, *args, **kwargs)
         return builder
     return decorate
+
+
+__all__ = ["FORMATS", "ROLES", "format_of", "from_frame", "infer_format", "read_annotations",
+           "read_table", "reads"]
+

@@ -47,11 +47,13 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _log_rising(base, gamma):  # pragma: no cover - compiled
-    """``log prod_{r < gamma} (base + r)`` for a whole ``gamma >= 1``."""
-    if gamma == 1:
+def _log_rising(base, n):  # pragma: no cover - compiled
+    """``log prod_{r < n} (base + r)`` for a whole ``n >= 0``."""
+    if n == 0:
+        return 0.0
+    if n == 1:
         return math.log(base)
-    return math.lgamma(base + gamma) - math.lgamma(base)
+    return math.lgamma(base + n) - math.lgamma(base)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -239,16 +241,6 @@ def mace_groups(offsets: np.ndarray, code: np.ndarray, n_classes: int):
             (code[order] % n_classes).astype(np.int64), code[order].astype(np.int64))
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _log_rise(base, n):  # pragma: no cover - compiled
-    """``log prod_{r < n} (base + r)`` for a whole ``n >= 0``."""
-    if n == 0:
-        return 0.0
-    if n == 1:
-        return math.log(base)
-    return math.lgamma(base + n) - math.lgamma(base)
-
-
 @numba.njit(cache=True, nogil=True)
 def _mace_group(g, c, repetitions, group_offsets, group_label, j, prior_a, prior_b, delta,
                 delta_sum, truthful, spam, spam_label, added, log_w, log_factorial):  # pragma: no cover
@@ -265,18 +257,18 @@ def _mace_group(g, c, repetitions, group_offsets, group_label, j, prior_a, prior
         if x == c:
             n_agree += repetitions
         else:
-            disagreeing += _log_rise(delta[x] + spam_label[j, x] + added[x], repetitions)
+            disagreeing += _log_rising(delta[x] + spam_label[j, x] + added[x], repetitions)
             added[x] += repetitions
     for k in range(group_offsets[g], group_offsets[g + 1]):
         added[group_label[k]] = 0
-    head = disagreeing - _log_rise(prior_a + prior_b + truthful[j] + spam[j], n_total)
+    head = disagreeing - _log_rising(prior_a + prior_b + truthful[j] + spam[j], n_total)
     for t in range(n_agree + 1):
         s = n_total - t
         log_w[t] = (head + log_factorial[n_agree] - log_factorial[t]
                     - log_factorial[n_agree - t]
-                    + _log_rise(prior_a + truthful[j], t) + _log_rise(prior_b + spam[j], s)
-                    + _log_rise(delta[c] + spam_label[j, c], n_agree - t)
-                    - _log_rise(delta_sum + spam[j], s))
+                    + _log_rising(prior_a + truthful[j], t) + _log_rising(prior_b + spam[j], s)
+                    + _log_rising(delta[c] + spam_label[j, c], n_agree - t)
+                    - _log_rising(delta_sum + spam[j], s))
     return n_agree
 
 
