@@ -213,63 +213,55 @@ def sample(
     if storage not in STORAGES:
         raise ValueError(f"storage must be one of {STORAGES}, got {storage!r}")
     budget = memory.memory_budget(memory_budget)
-    with reporting(progressbar):
-        return _sample(model, draws, auto, tune, chains, seed, cores, storage, budget, store,
-                       dispersion, progressbar, check_convergence, log_likelihood, max_seconds,
-                       max_draws, kwargs)
-
-
-def _sample(model, draws, auto, tune, chains, seed, cores, storage, budget, store, dispersion,
-            progressbar, check_convergence, log_likelihood, max_seconds, max_draws, kwargs):
-    """:func:`sample` once its arguments are checked."""
-    sampler = declared_sampler(model)
-    compiled = sampler is not None and storage in ("auto", sampler.form)
-    # the declared steps compile their functions: only for the routes that run them
-    steps = [] if compiled else [declaration.instantiate(model)
-                                 for declaration in declared_gibbs(model)]
-    limits = {"until": _no_variable_fails, "max_seconds": max_seconds} if auto else {}
-    if compiled:
-        trace = _sample_compiled(model, sampler, draws, tune, chains, seed, cores, budget,
-                                 {**kwargs, **limits}, max_draws)
-    elif covers_exactly(model, steps):
-        draws = 1000 if auto else draws  # independent exact draws: nothing to converge
-        trace = _sample_exact(model, steps, draws, chains, seed, cores, storage, budget, store)
-        if auto:
-            trace["posterior"].attrs["draws_stopped_by"] = "exact draws"
+    with reporting(progressbar):  # the sweeps of every driver route below, on a terminal
+        sampler = declared_sampler(model)
+        compiled = sampler is not None and storage in ("auto", sampler.form)
+        # the declared steps compile their functions: only for the routes that run them
+        steps = [] if compiled else [declaration.instantiate(model)
+                                     for declaration in declared_gibbs(model)]
+        limits = {"until": _no_variable_fails, "max_seconds": max_seconds} if auto else {}
+        if compiled:
+            trace = _sample_compiled(model, sampler, draws, tune, chains, seed, cores, budget,
+                                     {**kwargs, **limits}, max_draws)
+        elif covers_exactly(model, steps):
+            draws = 1000 if auto else draws  # independent exact draws: nothing to converge
+            trace = _sample_exact(model, steps, draws, chains, seed, cores, storage, budget, store)
+            if auto:
+                trace["posterior"].attrs["draws_stopped_by"] = "exact draws"
+            return _with_log_likelihood(trace, model, log_likelihood, budget)
+        else:
+            if storage == "candidate":
+                raise ValueError("this model has no candidate storage; use storage='dense' (or "
+                                 "'auto')")
+            per_draw = chains * _values_per_draw(model) * 8
+            if {var for step in steps for var in step.vars} == set(model.value_vars):
+                if auto:
+                    limits["max_draws"] = min(max_draws, max(1, budget // (AUTO_PEAK * per_draw)))
+                else:
+                    _check_fits(per_draw * draws, chains, draws, budget)
+                if tune is None:
+                    tune = max((step.default_tune_steps or 0 for step in steps), default=0)
+                trace = sample_steps(model, declared_gibbs(model), draws=draws, chains=chains,
+                                     seed=seed, tune=tune, cores=cores, dispersion=dispersion,
+                                     **limits, **kwargs)
+            else:  # PyMC holds the draws, then copies them into the DataTree
+                if auto:
+                    raise AutoDrawsUnavailable(
+                        "draws='auto' extends chains in plausible's driver; this model samples "
+                        "with pm.sample (NUTS for the variables without exact steps): pass a "
+                        "number of draws")
+                _check_fits(2 * per_draw * draws, chains, draws, budget)
+                trace = _sample_pymc(model, steps, draws, tune, chains, seed, cores or 1,
+                                     dispersion, progressbar, kwargs)
+        if check_convergence and chains > 1:
+            report = convergence_report(trace)
+            if not report.ok:
+                stopped = trace["posterior"].attrs.get("draws_stopped_by")
+                reason = {"max_seconds": f" (draws='auto' stopped at max_seconds={max_seconds})",
+                          "max_draws": " (draws='auto' stopped at the most draws allowed: "
+                                       "max_draws or the memory budget)"}.get(stopped, "")
+                warnings.warn(report.text + reason, stacklevel=2)
         return _with_log_likelihood(trace, model, log_likelihood, budget)
-    else:
-        if storage == "candidate":
-            raise ValueError("this model has no candidate storage; use storage='dense' (or "
-                             "'auto')")
-        per_draw = chains * _values_per_draw(model) * 8
-        if {var for step in steps for var in step.vars} == set(model.value_vars):
-            if auto:
-                limits["max_draws"] = min(max_draws, max(1, budget // (AUTO_PEAK * per_draw)))
-            else:
-                _check_fits(per_draw * draws, chains, draws, budget)
-            if tune is None:
-                tune = max((step.default_tune_steps or 0 for step in steps), default=0)
-            trace = sample_steps(model, declared_gibbs(model), draws=draws, chains=chains,
-                                 seed=seed, tune=tune, cores=cores, dispersion=dispersion,
-                                 **limits, **kwargs)
-        else:  # PyMC holds the draws, then copies them into the DataTree
-            if auto:
-                raise AutoDrawsUnavailable(
-                    "draws='auto' extends chains in plausible's driver; this model samples "
-                    "with pm.sample (NUTS for the variables without exact steps): pass a "
-                    "number of draws")
-            _check_fits(2 * per_draw * draws, chains, draws, budget)
-            trace = _sample_pymc(model, steps, draws, tune, chains, seed, cores or 1,
-                                 dispersion, progressbar, kwargs)
-    if check_convergence and chains > 1:
-        report = convergence_report(trace)
-        if not report.ok:
-            stopped = trace["posterior"].attrs.get("draws_stopped_by")
-            reason = {"max_seconds": f" (draws='auto' stopped at max_seconds={max_seconds})",
-                      "max_draws": " (draws='auto' stopped at the most draws allowed: "
-                                   "max_draws or the memory budget)"}.get(stopped, "")
-            warnings.warn(report.text + reason, stacklevel=3)
-    return _with_log_likelihood(trace, model, log_likelihood, budget)
 
 
 def _with_log_likelihood(trace, model, wanted: bool, budget: int):
@@ -334,7 +326,7 @@ def _sample_exact(model, steps, draws, chains, seed, cores, storage, budget, sto
             warnings.warn(f"{draws} exact draws of {chains} chains would take {memory.format_bytes(size)}, "
                           f"more than the memory budget of {memory.format_bytes(budget)}: streamed to "
                           f"the Zarr store {store} (removed at exit; pass store= to keep it)",
-                          stacklevel=4)
+                          stacklevel=3)
     return sample_exact(model, steps, draws=draws, chains=chains, seed=seed, form=form,
                         cores=cores or min(chains, _cpus()), block_draws=block_draws, store=store)
 
@@ -365,7 +357,7 @@ def _sample_compiled(model, sampler, draws, tune, chains, seed, cores, budget, k
         warnings.warn(f"the plausibilities of {chains} chains x {draws} draws would take "
                       f"{memory.format_bytes(size)}, more than the memory budget of "
                       f"{memory.format_bytes(budget)}: they are computed from the stored "
-                      "parameters when read (each read recomputes them)", stacklevel=4)
+                      "parameters when read (each read recomputes them)", stacklevel=3)
         options["lazy"] = True
     if tune is not None:
         options["tune"] = tune
