@@ -10,8 +10,9 @@ import pandas as pd
 import xarray as xr
 
 from plausible.data.container import Annotations, every_item_annotated
-from plausible.data.validation import (encode, encode_long, fmt, id_array, index_array,
-                                       missing_rows, positions, raise_first, role_columns)
+from plausible.data.validation import (column_values, encode, encode_long, fmt, id_array,
+                                       index_array, missing_rows, positions, raise_first,
+                                       role_columns)
 
 
 @dataclass(frozen=True)
@@ -90,9 +91,8 @@ class Labels(Annotations):
         item, annotator, label = role_columns(frame, item=item, annotator=annotator,
                                               label=label)
         missing_rows(frame, [item, annotator, label])
-        item_ids = frame[item].to_numpy()
-        annotator_ids = frame[annotator].to_numpy()
-        values = frame[label].to_numpy()
+        item_ids, annotator_ids, values = (column_values(frame[c]) for c in (item, annotator,
+                                                                              label))
         item_code, items, annotator_code, annotators = encode_long(item_ids, annotator_ids,
                                                                    items, annotators)
         code, classes = encode(values, classes, "class", sort=True)
@@ -107,10 +107,9 @@ class Labels(Annotations):
         """The labels as class ids, ``(annotation,)``, with the item and annotator of each
         annotation as coordinates ``label_item`` / ``label_annotator`` (a trace's
         ``observed_data``)."""
-        return xr.DataArray(
-            self.classes[self.label], dims="annotation",
-            coords={"label_item": ("annotation", self.items[self.item]),
-                    "label_annotator": ("annotation", self.annotators[self.annotator])})
+        return xr.DataArray(_ids(self.classes, self.label)).assign_coords(
+            label_item=_ids(self.items, self.item),
+            label_annotator=_ids(self.annotators, self.annotator))
 
     def to_frame(self) -> pd.DataFrame:
         """Long table with columns item, annotator, label holding the ids."""
@@ -119,3 +118,10 @@ class Labels(Annotations):
             "annotator": self.annotators[self.annotator],
             "label": self.classes[self.label],
         })
+
+
+def _ids(ids: np.ndarray, codes: np.ndarray) -> xr.Variable:
+    """``ids[codes]`` as an ``annotation`` Variable that references the ids: xarray would
+    otherwise convert an object array through pandas, a new string object per annotation
+    (600 MB for ten million labels)."""
+    return xr.Variable("annotation", ids[codes], fastpath=True)

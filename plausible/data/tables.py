@@ -17,10 +17,13 @@ A table is read in one of four formats, named as the registry names them
 
 A table whose columns name some long-format roles but not all of them, or that has
 non-numeric columns besides the item ids, is refused with a message naming its columns —
-never read as counts. Files: ``.csv``, ``.tsv``/``.tab``, ``.parquet``, ``.json`` (records,
-or selectors for rankings), ``.npy`` (an integer ``(item, class)`` vote array). Text files are
-read as strings and a column becomes integers only if every value round-trips (``"007"``
-stays a string), so ids and class names come out as they were written.
+never read as counts. Files: ``.csv``, ``.tsv``/``.tab``, ``.parquet`` (a file, or a
+directory of Parquet files: a partitioned dataset), ``.json`` (records, or selectors for
+rankings), ``.npy`` (an integer ``(item, class)`` vote array). Text files are read as strings
+and a column becomes integers only if every value round-trips (``"007"`` stays a string), so
+ids and class names come out as they were written. Text and Parquet files are read through
+Arrow, each text column dictionary-encoded (:mod:`plausible.data.arrow_tables`: one Python
+object per distinct id, not per row).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from plausible.data.arrow_tables import read_arrow
 from plausible.data.labels import Labels
 from plausible.data.rankings import Rankings
 from plausible.data.ratings import Ratings
@@ -189,16 +193,14 @@ def read_table(path) -> pd.DataFrame | list:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
-    if path.is_dir():
-        raise ValueError(f"{path} is a directory, not an annotation file")
-    suffix = path.suffix.lower()
+    if path.is_dir() and not any(path.glob("**/*.parquet")):
+        raise ValueError(f"{path} is a directory with no .parquet files, not an annotation file")
+    suffix = ".parquet" if path.is_dir() else path.suffix.lower()
     try:
         if suffix in SUFFIXES:
-            frame = pd.read_csv(path, sep=SUFFIXES[suffix], dtype=str, engine="python",
-                                keep_default_na=False, na_values=[""], skipinitialspace=True)
-            frame = _restore_types(frame)
+            frame = read_arrow(path, SUFFIXES[suffix], _restore_types)
         elif suffix == ".parquet":
-            frame = pd.read_parquet(path)
+            frame = read_arrow(path, None, _restore_types)
         elif suffix == ".json":
             content = json.loads(path.read_text())
             if isinstance(content, list) and (not content or isinstance(content[0], list)):

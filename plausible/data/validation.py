@@ -56,6 +56,14 @@ def index_array(values, what: str, where: Callable[[int], str] | None = None) ->
     return values.astype(np.int64)
 
 
+def column_values(column: pd.Series):
+    """A column's values for :func:`encode`: a categorical column's ``Categorical`` (codes
+    into its distinct values, encoded without an object per row), any other as an array."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.array
+    return column.to_numpy()
+
+
 def encode(values, known: Sequence | None, what: str, sort: bool = False):
     """Map ids to indices: ``(codes, uniques)``; ``codes`` is -1 for ids not in ``known``.
 
@@ -63,6 +71,8 @@ def encode(values, known: Sequence | None, what: str, sort: bool = False):
     ``sort``). Missing values (NaN/None) must be caught by the caller beforehand.
     """
     if known is None:
+        if sort and isinstance(values, pd.Categorical):  # by value, not by category order
+            values = values.reorder_categories(values.categories.sort_values())
         codes, uniques = pd.factorize(values, sort=sort)
         return codes.astype(np.int64), np.asarray(uniques)
     known = id_array(known, None, what)
