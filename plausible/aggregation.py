@@ -94,7 +94,7 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
               draws: int | str = "auto", chains: int = 4, seed: int | None = None,
               max_seconds: float | None = None, format: str | None = None, item: str | None = None, annotator: str | None = None,
               label: str | None = None, score: str | None = None, rank: str | None = None,
-              progressbar: bool = False, **options) -> Aggregation:
+              keep: str = "auto", progressbar: bool = False, **options) -> Aggregation:
     """Fit an aggregation model to annotations and return its posterior as an
     :class:`Aggregation`.
 
@@ -116,6 +116,12 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         warning). Over 5 seeds of every label model on Snow et al.'s tasks, the dentistry
         data and a simulated crowd, 36 of 140 fits at 4 x 1000 draws failed the report and
         none with ``"auto"`` (``benchmarks/bench_auto_draws.py --seeds 5``).
+    keep : {"auto", "draws", "summary"}
+        As :func:`plausible.sample`: a Dawid–Skene-family model stores its per-draw
+        plausibilities when asked (``"draws"``) or when they are small (``"auto"``);
+        otherwise the result holds the parameters and the per-item summaries accumulated
+        while sampling (what :meth:`Aggregation.labels` and :meth:`Aggregation.to_frame`
+        read), and computes the draws from the parameters when a metric reads them.
     **options
         Passed to the model's builder (e.g. ``threshold=`` for ratings, ``alpha=``).
     """
@@ -139,12 +145,12 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         try:
             trace = sample(built, draws=draws, chains=chains, seed=seed,
                            progressbar=progressbar, check_convergence=False,
-                           max_seconds=max_seconds)
+                           max_seconds=max_seconds, keep=keep)
         except AutoDrawsUnavailable:  # raised before sampling
             warnings.warn(f"{name} samples with pm.sample (NUTS), which cannot extend its "
                           "chains: 1000 draws per chain", stacklevel=2)
             trace = sample(built, draws=1000, chains=chains, seed=seed,
-                           progressbar=progressbar, check_convergence=False)
+                           progressbar=progressbar, check_convergence=False, keep=keep)
             trace["posterior"].attrs["draws_stopped_by"] = "fixed: pm.sample cannot extend"
     finally:
         pymc_log.setLevel(level)
@@ -331,9 +337,12 @@ class Aggregation:
     def save(self, path) -> Path:
         """Write the trace, with the model's name, to ``path`` (netCDF, or Zarr for a
         ``.zarr`` path), atomically: a temporary file beside it, then a rename. Read back
-        with :func:`load`."""
+        with :func:`load`. Plausibilities and log-likelihoods computed when read are
+        computed block by block as they are written, so the file holds every draw."""
         path = Path(path)
         tree = self.trace.copy()
+        if "computed_when_read" in tree["posterior"].attrs:
+            tree["posterior"].attrs["computed_when_read"] = ""  # written out below
         tree.attrs.update({"plausible_model": self.model, "plausible_format": self.format,
                            "plausible_options": repr(self.options)})
         write_atomic(path, lambda tmp: tree.to_zarr(tmp) if path.suffix == ".zarr"

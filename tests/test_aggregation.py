@@ -151,6 +151,22 @@ def test_check_save_and_load_round_trip(tmp_path, name, data, options):
     assert result.plot() is not None
 
 
+def test_a_summarised_fit_reads_its_table_from_the_summaries_and_saves_every_draw(tmp_path):
+    table = crowd(seed=6)
+    kept = pl.aggregate(table, "dawid-skene", **FAST, keep="draws")
+    summarised = pl.aggregate(table, "dawid-skene", **FAST, keep="summary")
+    assert summarised.trace.posterior.attrs["computed_when_read"] == "plausibility"
+    pd.testing.assert_frame_equal(summarised.to_frame(), kept.to_frame(), rtol=1e-6)
+    loaded = pl.load(summarised.save(tmp_path / "run.nc"))
+    assert summarised.trace.posterior.attrs["computed_when_read"] == "plausibility"  # unchanged
+    assert loaded.trace.posterior.attrs["computed_when_read"] == ""  # every draw written
+    np.testing.assert_allclose(loaded.trace.posterior["plausibility"].values,
+                               kept.trace.posterior["plausibility"].values, rtol=1e-6)
+    np.testing.assert_array_equal(loaded.trace.log_likelihood["labels"].values,
+                                  kept.trace.log_likelihood["labels"].values)
+    pd.testing.assert_frame_equal(loaded.to_frame(), kept.to_frame(), rtol=1e-6)
+
+
 def test_save_refuses_nothing_partial(tmp_path):
     result = pl.aggregate(crowd(), "dirichlet", **FAST)
     with pytest.raises(OSError):

@@ -45,6 +45,7 @@ for all items at once), so the draws depend on the seed only, not on ``cores``.
 from __future__ import annotations
 
 import functools
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import dask.array as da
@@ -268,8 +269,9 @@ def _lazy_plausibility(design, pi, values, member, gamma, dtype) -> da.Array:
                                           i0, i1)[None].astype(dtype, copy=False)
 
     chunks = ((1,) * chains, _steps(draws, draw_step), _steps(design.n_items, item_step), (C,))
-    return da.map_blocks(block, chunks=chunks, dtype=dtype,
-                         meta=np.empty((0, 0, 0, 0), dtype=dtype))
+    return da.map_blocks(block, chunks=chunks, dtype=dtype,  # named: the design is not hashed
+                         meta=np.empty((0, 0, 0, 0), dtype=dtype),
+                         name=f"plausibility-{uuid.uuid4().hex}")
 
 
 def _steps(n: int, step: int) -> tuple[int, ...]:

@@ -30,6 +30,8 @@ from plausible.inference.chains import available_cores, run_chains
 from plausible.inference.kernel import Kernel
 from plausible.inference.progress import EVERY as progress_every
 from plausible.inference.progress import current as current_progress
+from plausible.metrics.accumulated import GROUP, Accumulator
+from plausible.metrics.storage import CLASS, ITEM, NAME
 
 
 def _positive(name: str, value) -> int:
@@ -49,11 +51,15 @@ class Chains:
     writes a chain's whole block. Chain ``c`` draws every random number from child ``c`` of
     ``SeedSequence(seed)``; ``cores``: threads (default ``min(chains, CPUs)``, at most the
     kernel's ``max_threads`` where it sets one); the draws do not depend on it. ``skip``:
-    variables not recorded. :meth:`finish` gives the per-chain statistics, :meth:`close`
+    variables not recorded. ``accumulate``: ``{name: accumulator}`` for skipped variables
+    whose kept draws are still written by the sweep, each into a per-chain buffer, and
+    folded into ``accumulator.add(chain, value)`` (e.g.
+    :class:`plausible.metrics.accumulated.Accumulator`) instead of being stored. :meth:`finish` gives the per-chain statistics, :meth:`close`
     releases what the chains hold (also on leaving a ``with`` block)."""
 
     def __init__(self, kernel: Kernel, *, chains: int, seed=None, tune: int | None = None,
-                 thin: int | None = None, cores: int | None = None, skip=()):
+                 thin: int | None = None, cores: int | None = None, skip=(),
+                 accumulate: Mapping | None = None):
         self.kernel, self.n_chains = kernel, _positive("chains", chains)
         self.tune = kernel.default_tune if tune is None else int(tune)
         if self.tune < 0:
@@ -61,6 +67,16 @@ class Chains:
         self.thin = _positive("thin", kernel.default_thin if thin is None else thin)
         self.recorded = {name: v for name, v in {**kernel.variables, **kernel.stats}.items()
                          if name not in skip}
+        self.accumulate = dict(accumulate or {})
+        unknown = set(self.accumulate) - (set(skip) & set(kernel.variables))
+        if unknown:
+            raise ValueError(f"only skipped variables of the kernel are accumulated: {sorted(unknown)}")
+        if self.accumulate and getattr(kernel, "independent", False):
+            raise ValueError("an independent kernel writes a block of draws per sweep: nothing "
+                             "to accumulate draw by draw")
+        self.buffers = {name: np.zeros((chains, *kernel.variables[name].shape),
+                                       dtype=kernel.variables[name].dtype)
+                        for name in self.accumulate}
         self.rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(chains)]
         self.states: list = [None] * chains
         self.started = [False] * chains
@@ -93,7 +109,11 @@ class Chains:
             kept = t - tune * warm_up
             if kept >= 0 and (kept + 1) % thin == 0:
                 d = kept // thin
-                state = kernel.sweep(rng, state, {name: a[c, d, ...] for name, a in values.items()})
+                state = kernel.sweep(rng, state, {
+                    **{name: a[c, d, ...] for name, a in values.items()},
+                    **{name: buffer[c] for name, buffer in self.buffers.items()}})
+                for name, accumulator in self.accumulate.items():
+                    accumulator.add(c, self.buffers[name][c])
             else:
                 state = kernel.sweep(rng, state, None)
             if progress is not None and ((t + 1) % progress_every == 0 or t + 1 == sweeps):
@@ -143,15 +163,17 @@ class Chains:
 
 def kernel_blocks(kernel: Kernel, *, draws: int, chains: int, seed=None, tune: int | None = None,
                   thin: int | None = None, cores: int | None = None, skip=(),
-                  block_draws: int | None = None) -> Iterator[tuple[slice, dict[str, np.ndarray]]]:
+                  block_draws: int | None = None, accumulate: Mapping | None = None
+                  ) -> Iterator[tuple[slice, dict[str, np.ndarray]]]:
     """``draws`` kept draws of :class:`Chains` of ``kernel``, a block at a time:
     ``(draws_slice, {name: (chain, block, *shape)})`` for every variable and statistic of the
     kernel except those in ``skip``, ``block_draws`` per block (all by default); the last
-    block also holds the per-chain statistics (``{name: (chain, *shape)}``)."""
+    block also holds the per-chain statistics (``{name: (chain, *shape)}``). ``accumulate``:
+    as :class:`Chains`."""
     draws = _positive("draws", draws)
     block_draws = draws if block_draws is None else min(_positive("block_draws", block_draws), draws)
     with Chains(kernel, chains=chains, seed=seed, tune=tune, thin=thin, cores=cores,
-                skip=skip) as run:
+                skip=skip, accumulate=accumulate) as run:
         for first in range(0, draws, block_draws):
             n = min(block_draws, draws - first)
             values = run.draw(n)
@@ -161,13 +183,13 @@ def kernel_blocks(kernel: Kernel, *, draws: int, chains: int, seed=None, tune: i
 
 
 def run_kernel(kernel: Kernel, *, draws: int, chains: int, seed=None, tune: int | None = None,
-               thin: int | None = None, cores: int | None = None, skip=()
-               ) -> dict[str, np.ndarray]:
+               thin: int | None = None, cores: int | None = None, skip=(),
+               accumulate: Mapping | None = None) -> dict[str, np.ndarray]:
     """All the draws of :func:`kernel_blocks` in one block: ``{name: (chain, draw, *shape)}``
     for every variable and statistic of the kernel except those in ``skip``, and ``{name:
     (chain, *shape)}`` for its per-chain statistics."""
     [(_, values)] = kernel_blocks(kernel, draws=draws, chains=chains, seed=seed, tune=tune,
-                                  thin=thin, cores=cores, skip=skip)
+                                  thin=thin, cores=cores, skip=skip, accumulate=accumulate)
     return values
 
 
@@ -182,19 +204,20 @@ each block)."""
 def run_until(kernel: Kernel, *, chains: int, until, seed=None, tune: int | None = None,
               thin: int | None = None, cores: int | None = None, skip=(),
               max_seconds: float | None = None, max_draws: int | None = None,
-              first_draws: int = AUTO_FIRST_DRAWS) -> tuple[dict[str, np.ndarray], str]:
+              first_draws: int = AUTO_FIRST_DRAWS, accumulate: Mapping | None = None
+              ) -> tuple[dict[str, np.ndarray], str]:
     """Run :class:`Chains` of ``kernel`` in blocks (``first_draws`` kept draws per chain, then
     as many again as drawn so far) until ``until(values)`` is true (``values``: the
     kernel's recorded variables so far, ``(chain, draw, ...)`` arrays), ``max_seconds`` have passed (checked after
     each block) or ``max_draws`` per chain are drawn. Returns the draws (with the per-chain
     statistics, as :func:`run_kernel`) and what stopped the run: ``"converged"``,
-    ``"max_seconds"`` or ``"max_draws"``."""
+    ``"max_seconds"`` or ``"max_draws"``. ``accumulate``: as :class:`Chains`."""
     if max_draws is not None:
         max_draws = _positive("max_draws", max_draws)
     start = time.perf_counter()
     values: dict[str, np.ndarray] = {}
     with Chains(kernel, chains=chains, seed=seed, tune=tune, thin=thin, cores=cores,
-                skip=skip) as run:
+                skip=skip, accumulate=accumulate) as run:
         n = _positive("first_draws", first_draws)
         while True:
             if max_draws is not None:
@@ -217,21 +240,23 @@ def run_until(kernel: Kernel, *, chains: int, until, seed=None, tune: int | None
 def run_draws(kernel: Kernel, *, draws: int | str, chains: int, seed=None,
               tune: int | None = None, thin: int | None = None, cores: int | None = None,
               skip=(), until: Callable | None = None, max_seconds: float | None = None,
-              max_draws: int | None = None) -> tuple[dict[str, np.ndarray], dict]:
+              max_draws: int | None = None, accumulate: Mapping | None = None
+              ) -> tuple[dict[str, np.ndarray], dict]:
     """``draws`` kept draws of every chain (:func:`run_kernel`), or, with ``draws="auto"``, as
     many as :func:`run_until` runs with ``until``, ``max_seconds`` and ``max_draws``.
     Returns the draws and the attributes a posterior records of the run:
-    ``sampling_seconds`` (the sweeps' wall time) and, for ``"auto"``, ``draws_stopped_by``."""
+    ``sampling_seconds`` (the sweeps' wall time) and, for ``"auto"``, ``draws_stopped_by``.
+    ``accumulate``: as :class:`Chains`."""
     start = time.perf_counter()
     if draws != AUTO:
         values = run_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune,
-                            thin=thin, cores=cores, skip=skip)
+                            thin=thin, cores=cores, skip=skip, accumulate=accumulate)
         return values, {"sampling_seconds": time.perf_counter() - start}
     if until is None:
         raise ValueError("draws='auto' needs until= (when the chains have converged)")
     values, stopped_by = run_until(kernel, chains=chains, until=until, seed=seed, tune=tune,
                                    thin=thin, cores=cores, skip=skip, max_seconds=max_seconds,
-                                   max_draws=max_draws)
+                                   max_draws=max_draws, accumulate=accumulate)
     return values, {"sampling_seconds": time.perf_counter() - start,
                     "draws_stopped_by": stopped_by}
 
@@ -270,7 +295,9 @@ def sample_kernel(kernel: Kernel, *, draws: int | str = 1000, chains: int = 4, s
     wall time of the sweeps). ``lazy``: the variables
     the kernel can compute from the stored ones (``lazy_variables``) are not stored but
     computed when read, named in the posterior's ``computed_when_read`` attribute (comma-separated;
-    empty when all are stored). ``draws="auto"``: extend the chains until ``until(values)``
+    empty when all are stored); a plausibility computed when read is still summarised draw by
+    draw while sampling (:mod:`plausible.metrics.accumulated`: posterior mean and top-1
+    shares per chain, in the trace's ``plausibility_summary`` group). ``draws="auto"``: extend the chains until ``until(values)``
     says they converged, ``max_seconds`` pass or ``max_draws`` are drawn (:func:`run_until`;
     the posterior's ``draws_stopped_by`` attribute says which)."""
     computable = tuple(getattr(kernel, "lazy_variables", ()))
@@ -279,9 +306,12 @@ def sample_kernel(kernel: Kernel, *, draws: int | str = 1000, chains: int = 4, s
     skip = computable if lazy else ()
     tune = kernel.default_tune if tune is None else tune
     thin = kernel.default_thin if thin is None else thin
+    summarised = NAME in skip and kernel.variables[NAME].dims == (ITEM, CLASS)
+    accumulate = ({NAME: Accumulator(chains, *kernel.variables[NAME].shape)} if summarised
+                  else {})
     values, run = run_draws(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
                             cores=cores, skip=skip, until=until, max_seconds=max_seconds,
-                            max_draws=max_draws)
+                            max_draws=max_draws, accumulate=accumulate)
     draws = next(values[name] for name in kernel.variables if name in values).shape[1]
     if skip:
         values.update(kernel.compute_when_read(values))
@@ -300,7 +330,10 @@ def sample_kernel(kernel: Kernel, *, draws: int | str = 1000, chains: int = 4, s
         **({"computed_when_read": ",".join(skip)} if computable else {}), **(attrs or {})})
     stats = xr.merge([dataset(kernel.stats, ("chain", "draw")),
                       dataset(getattr(kernel, "chain_stats", {}), ("chain",))])
-    return assemble(posterior, sample_stats=stats, constant_data=constant_data)
+    trace = assemble(posterior, sample_stats=stats, constant_data=constant_data)
+    if summarised:
+        trace[GROUP] = xr.DataTree(accumulate[NAME].dataset(coords))
+    return trace
 
 
 __all__ = ["AUTO", "Chains", "assemble", "kernel_blocks", "run_draws", "run_kernel",

@@ -10,8 +10,7 @@ declared (:mod:`plausible.inference.declarations`):
   an independent kernel (:mod:`plausible.inference.exact`);
 * **kernel** — the model declares its sampler as a kernel (:mod:`plausible.inference.kernel`:
   the Dawid–Skene family, hierarchical Dirichlet, easy/hard, censored ratings; Plackett–Luce
-  in candidate form); Dawid–Skene's plausibilities are computed from the stored parameters
-  when read if storing them would not fit the budget;
+  in candidate form);
 * **steps** — the declared step methods cover every free variable (annotator-beta, GLAD, Su,
   dense Plackett–Luce): the same step objects ``pm.sample`` would run, as one kernel
   (:mod:`plausible.inference.steps_kernel`), chains started from points dispersed around the
@@ -27,7 +26,14 @@ named per item), ``"dense"`` or ``"candidate"`` force one. **Memory**: the trace
 computed before sampling and compared with the budget (:mod:`plausible.inference.memory`);
 exact draws that do not fit are streamed to a Zarr store (``store=``, by default a temporary
 directory removed at exit), any other route refuses with a message naming the size and the
-options. The result is an ``xarray.DataTree`` (ArviZ 1.x), checked by
+options. **What is kept** (``keep=``): a model whose kernel can compute its plausibilities
+from the stored parameters (the Dawid–Skene family) stores its per-draw plausibilities only
+when asked (``"draws"``) or when they are small (``"auto"``, :data:`KEEP_DRAWS_BYTES`);
+otherwise (``"summary"``) the trace holds the parameters, the posterior mean plausibility and
+the top-1 shares accumulated while sampling (:mod:`plausible.metrics.accumulated`, what a
+per-item table needs), and the per-draw plausibilities and per-item log-likelihood are dask
+arrays computed from the parameters when read: 500,000 items x 1000 draws take the 100 MB of
+the parameters instead of 10 GB. The result is an ``xarray.DataTree`` (ArviZ 1.x), checked by
 :func:`plausible.diagnostics.convergence_report` on the MCMC routes.
 """
 
@@ -35,9 +41,11 @@ import atexit
 import os
 import shutil
 import tempfile
+import uuid
 import warnings
 from math import prod
 
+import dask.array as da
 import numpy as np
 import pymc as pm
 import xarray as xr
@@ -49,9 +57,14 @@ from plausible.inference import memory
 from plausible.inference.driver import AUTO, AUTO_FIRST_DRAWS, assemble
 from plausible.inference.progress import reporting
 from plausible.inference.steps_kernel import jittered, sample_steps
-from plausible.metrics.storage import candidate_nbytes
+from plausible.metrics.storage import NAME, candidate_nbytes
 
 STORAGES = ("auto", "dense", "candidate")
+KEEPS = ("auto", "draws", "summary")
+KEEP_DRAWS_BYTES = 256 * 10**6
+"""``keep="auto"`` stores the per-draw plausibilities of a model that can compute them from
+its stored parameters only when they take at most this many bytes (at ``draws="auto"``, for
+1000 draws per chain); beyond it they are summarised while sampling and computed when read."""
 AUTO_MAX_DRAWS = 16_000
 """Most draws per chain a ``draws="auto"`` run extends to by default (7 blocks: 250, then
 doubling)."""
@@ -131,6 +144,7 @@ def sample(
     seed: int | None = None,
     cores: int | None = None,
     storage: str = "auto",
+    keep: str = "auto",
     memory_budget: float | None = None,
     store=None,
     dispersion: float = 2.0,
@@ -167,8 +181,14 @@ def sample(
         which for vectorised Gibbs steps is usually as fast and needs no pickling).
     storage : {"auto", "dense", "candidate"}
         Plausibility storage (see the module docstring).
+    keep : {"auto", "draws", "summary"}
+        For a model that can compute its plausibilities from its stored parameters: store
+        them per draw (``"draws"``), or summarise them while sampling and compute them when
+        read (``"summary"``), or store them when they take at most :data:`KEEP_DRAWS_BYTES`
+        (``"auto"``); see the module docstring. Other models store their draws.
     memory_budget
-        Bytes the trace may take (default half the available memory).
+        Bytes the trace may take (default half the available memory); a trace that would
+        not fit is refused before sampling.
     store
         Path of a Zarr store for exact draws: the posterior is written there block by block
         and opened lazily (also chosen, in a temporary directory, when the draws exceed the
@@ -212,17 +232,23 @@ def sample(
         cores = _count("cores", cores, 1)
     if storage not in STORAGES:
         raise ValueError(f"storage must be one of {STORAGES}, got {storage!r}")
+    if keep not in KEEPS:
+        raise ValueError(f"keep must be one of {KEEPS}, got {keep!r}")
     budget = memory.memory_budget(memory_budget)
     with reporting(progressbar):  # the sweeps of every driver route below, on a terminal
         sampler = declared_sampler(model)
         compiled = sampler is not None and storage in ("auto", sampler.form)
+        if keep == "summary" and (not compiled or sampler.lazy_nbytes_per_draw is None):
+            raise ValueError("keep='summary' needs a model whose sampler computes its "
+                             "plausibilities from the stored parameters (the Dawid-Skene "
+                             "family); this one stores its draws: use keep='auto' or 'draws'")
         # the declared steps compile their functions: only for the routes that run them
         steps = [] if compiled else [declaration.instantiate(model)
                                      for declaration in declared_gibbs(model)]
         limits = {"until": _no_variable_fails, "max_seconds": max_seconds} if auto else {}
         if compiled:
             trace = _sample_compiled(model, sampler, draws, tune, chains, seed, cores, budget,
-                                     {**kwargs, **limits}, max_draws)
+                                     {**kwargs, **limits}, max_draws, keep)
         elif covers_exactly(model, steps):
             draws = 1000 if auto else draws  # independent exact draws: nothing to converge
             trace = _sample_exact(model, steps, draws, chains, seed, cores, storage, budget, store)
@@ -276,9 +302,11 @@ def add_log_likelihood(trace: xr.DataTree, model: pm.Model, *, budget: int | Non
     ``observed_data/<name>`` into ``trace`` (in place; returned) from the model's
     :func:`declare_log_likelihood`.
 
-    The pointwise values take ``chains x draws x points`` float64; when that exceeds
-    ``budget`` (bytes; default the memory budget), nothing is written and a warning says so.
-    A model that declares none raises ``ValueError``.
+    The pointwise values take ``chains x draws x points`` float64; when the trace's
+    plausibilities are computed when read (``keep="summary"``) so are they (a dask array,
+    :func:`lazy_pointwise`); otherwise, when they exceed ``budget`` (bytes; default the
+    memory budget), nothing is written and a warning says so. A model that declares none
+    raises ``ValueError``.
     """
     declaration = declared_log_likelihood(model)
     if declaration is None:
@@ -288,18 +316,50 @@ def add_log_likelihood(trace: xr.DataTree, model: pm.Model, *, budget: int | Non
               else declaration.observed.sizes[declaration.dim])
     size = 8 * prod(posterior.sizes[d] for d in ("chain", "draw")) * points
     budget = memory.memory_budget(None) if budget is None else budget
-    if size > budget:
+    lazy = NAME in posterior.attrs.get("computed_when_read", "").split(",")
+    if size > budget and not lazy:
         warnings.warn(f"the per-item log-likelihood would take {memory.format_bytes(size)}, more "
                       f"than the memory budget of {memory.format_bytes(budget)}: not written "
                       "(az.loo needs it; use shards of items or fewer draws)", stacklevel=3)
         return trace
-    pointwise = declaration.pointwise(trace)
+    pointwise = lazy_pointwise(declaration, trace, points) if lazy else declaration.pointwise(trace)
     trace["log_likelihood"] = xr.DataTree(xr.Dataset({declaration.name: pointwise}))
     if declaration.observed is not None:
         observed = (trace["observed_data"].to_dataset() if "observed_data" in trace.children
                     else xr.Dataset())
         trace["observed_data"] = xr.DataTree(observed.assign({declaration.name: declaration.observed}))
     return trace
+
+
+LOG_LIKELIHOOD_BLOCK = 64 * 10**6
+"""Bytes of one block of a log-likelihood computed when read (:func:`lazy_pointwise`)."""
+
+
+def lazy_pointwise(declaration, trace: xr.DataTree, points: int) -> xr.DataArray:
+    """The declared pointwise log-likelihood of ``trace`` as a dask array ``(chain, draw,
+    point)``, each block (one chain, as many draws as fit :data:`LOG_LIKELIHOOD_BLOCK`)
+    computed from the block's draws of the stored parameters when read."""
+    posterior = trace["posterior"]
+    chains, draws = posterior.sizes["chain"], posterior.sizes["draw"]
+    template = declaration.pointwise(trace.isel(chain=[0], draw=[0], missing_dims="ignore"))
+    dims = ("chain", "draw", *(d for d in template.dims if d not in ("chain", "draw")))
+    template = template.transpose(*dims)
+    step = max(1, min(draws, LOG_LIKELIHOOD_BLOCK // (8 * points)))
+
+    def block(block_info=None):
+        (c0, c1), (d0, d1), *_ = block_info[None]["array-location"]
+        part = trace.isel(chain=slice(c0, c1), draw=slice(d0, d1), missing_dims="ignore")
+        return np.asarray(declaration.pointwise(part).transpose(*dims).values, dtype=np.float64)
+
+    chunks = ((1,) * chains, tuple(min(step, draws - d) for d in range(0, draws, step)),
+              *((n,) for n in template.shape[2:]))
+    values = da.map_blocks(block, chunks=chunks, dtype=np.float64,  # named: not hashed
+                           meta=np.empty((0,) * len(dims), dtype=np.float64),
+                           name=f"log-likelihood-{uuid.uuid4().hex}")
+    coords = {name: coord for name, coord in template.coords.items()
+              if not set(coord.dims) & {"chain", "draw"}}
+    return xr.DataArray(values, dims=dims, coords={"chain": posterior["chain"].values,
+                                                   "draw": posterior["draw"].values, **coords})
 
 
 def _sample_exact(model, steps, draws, chains, seed, cores, storage, budget, store):
@@ -332,36 +392,36 @@ def _sample_exact(model, steps, draws, chains, seed, cores, storage, budget, sto
 
 
 def _sample_compiled(model, sampler, draws, tune, chains, seed, cores, budget, kwargs,
-                     max_draws):
+                     max_draws, keep):
     options = {**sampler.kwargs, **kwargs}
-    if draws == AUTO:
-        per_draw = chains * sampler.nbytes_per_draw
-        lazy = (sampler.lazy_nbytes_per_draw is not None
-                and AUTO_PEAK * per_draw * min(max_draws, 4 * AUTO_FIRST_DRAWS) > budget)
-        if lazy:
-            per_draw = chains * sampler.lazy_nbytes_per_draw
-            options["lazy"] = True
-        options["max_draws"] = min(max_draws, max(1, budget // (AUTO_PEAK * per_draw)))
-        if tune is not None:
-            options["tune"] = tune
-        return sampler.sampler(draws=draws, chains=chains, seed=seed, cores=cores, **options)
-    size = chains * draws * sampler.nbytes_per_draw
-    if size > budget:
-        lazy_size = (None if sampler.lazy_nbytes_per_draw is None
-                     else chains * draws * sampler.lazy_nbytes_per_draw)
-        if lazy_size is None or lazy_size > budget:
-            raise _too_large(f"{chains} chains x {draws} draws of this model",
-                             size if lazy_size is None else lazy_size, budget,
-                             "use fewer draws or chains, thin=, or shards of items "
-                             "(plausible.distributed)")
-        warnings.warn(f"the plausibilities of {chains} chains x {draws} draws would take "
-                      f"{memory.format_bytes(size)}, more than the memory budget of "
-                      f"{memory.format_bytes(budget)}: they are computed from the stored "
-                      "parameters when read (each read recomputes them)", stacklevel=3)
-        options["lazy"] = True
     if tune is not None:
         options["tune"] = tune
+    lazy = _computed_when_read(sampler, keep, chains * (
+        min(max_draws, 4 * AUTO_FIRST_DRAWS) if draws == AUTO else draws), budget)
+    per_draw = chains * (sampler.lazy_nbytes_per_draw if lazy else sampler.nbytes_per_draw)
+    if lazy:
+        options["lazy"] = True
+    if draws == AUTO:
+        options["max_draws"] = min(max_draws, max(1, budget // (AUTO_PEAK * per_draw)))
+    elif draws * per_draw > budget:
+        raise _too_large(f"{chains} chains x {draws} draws of this model", draws * per_draw,
+                         budget, "use fewer draws or chains, thin=, "
+                         + ("keep='summary', " if not lazy and sampler.lazy_nbytes_per_draw
+                            is not None else "")
+                         + "or shards of items (plausible.distributed)")
     return sampler.sampler(draws=draws, chains=chains, seed=seed, cores=cores, **options)
+
+
+def _computed_when_read(sampler, keep: str, samples: int, budget: int) -> bool:
+    """Whether a compiled run of ``samples`` draws (all chains) computes its plausibilities
+    when read: ``keep="summary"``, or ``"auto"`` when they would take more than
+    :data:`KEEP_DRAWS_BYTES` or twice the trace more than ``budget`` (a ``draws="auto"`` run
+    holds up to twice its draws while extending them)."""
+    if sampler.lazy_nbytes_per_draw is None or keep == "draws":
+        return False
+    plausibilities = samples * (sampler.nbytes_per_draw - sampler.lazy_nbytes_per_draw)
+    return (keep == "summary" or plausibilities > KEEP_DRAWS_BYTES
+            or AUTO_PEAK * samples * sampler.nbytes_per_draw > budget)
 
 
 def _check_fits(size: int, chains: int, draws: int, budget: int) -> None:

@@ -5,7 +5,9 @@ Every metric reads only plausibility draws (dims: sample dims such as ``("chain"
 (dense, or candidate form for many classes), a DataArray, a point estimate wrapped by
 :func:`point_estimate`, or the top classes of :func:`top_classes` (computed once, they serve
 every rank-based metric of a sweep). They stream over the draws in bounded blocks
-(:func:`set_options`) and never know which model produced the draws.
+(:func:`set_options`) and never know which model produced the draws. A trace whose draws are
+computed when read carries the posterior mean and top-1 shares accumulated while sampling
+(:func:`accumulated`), which the posterior mean and the label certainty read instead.
 
 >>> import plausible as pl
 >>> acc = pl.metrics.ua_topk_accuracy(trace, scores, k=3)    # doctest: +SKIP
@@ -15,6 +17,7 @@ Calibration under disagreement (Mimori et al. 2021) is :mod:`plausible.calibrati
 classifier against noisy labels (Su 2024) is :mod:`plausible.evaluation`.
 """
 
+from plausible.metrics.accumulated import accumulated
 from plausible.metrics.accuracy import ua_average_overlap, ua_overlap, ua_set_accuracy, ua_topk_accuracy
 from plausible.metrics.agreement import leave_one_out_agreement
 from plausible.metrics.certainty import annotation_certainty, expected_group, group_certainty, label_certainty
@@ -28,6 +31,7 @@ from plausible.metrics.storage import storage_form, to_dense
 from plausible.metrics.summary import histogram, summarize
 
 __all__ = [
+    "accumulated",
     "annotation_certainty",
     "as_draws",
     "as_plausibility",

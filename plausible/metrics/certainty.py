@@ -26,6 +26,7 @@ import numba
 import numpy as np
 import xarray as xr
 
+from plausible.metrics.accumulated import accumulated, pooled
 from plausible.metrics.draws import Draws, as_draws
 from plausible.metrics.options import OPTIONS
 from plausible.metrics.selection import check_k
@@ -85,8 +86,13 @@ def label_certainty(plausibility) -> xr.DataArray:
     Returns
     -------
     xarray.DataArray
-        float64, dims ``("item", "class")``, named ``certainty``.
+        float64, dims ``("item", "class")``, named ``certainty``. Read from the summaries
+        accumulated while sampling (:mod:`plausible.metrics.accumulated`) where the draws
+        are not stored.
     """
+    summary = accumulated(plausibility)
+    if summary is not None:
+        return pooled(summary, "top1_share").rename("certainty")
     draws = as_draws(plausibility)
     certainty = top1_counts(draws) / draws.layout.n_samples
     return xr.DataArray(certainty, dims=(ITEM, CLASS),
@@ -217,8 +223,13 @@ def annotation_certainty(plausibility, top: int = 1) -> xr.DataArray:
     -------
     xarray.DataArray
         float64, dims ``("item",)``, named ``annotation_certainty``, ``attrs["top"] = j``.
-        ``.mean("item")`` is the dataset-level value.
+        ``.mean("item")`` is the dataset-level value. ``top=1`` is read from the summaries
+        accumulated while sampling where the draws are not stored.
     """
+    summary = accumulated(plausibility)
+    if summary is not None and top == 1:
+        return pooled(summary, "top1_share").max(CLASS).rename("annotation_certainty") \
+            .assign_attrs(top=1)
     draws = as_draws(plausibility)
     lay = draws.layout
     top = check_k(top, lay.n_classes, "top")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from plausible.metrics.accumulated import accumulated, pooled
 from plausible.metrics.chunks import chunk_steps
 from plausible.metrics.draws import CandidateDraws, DenseDraws, as_draws
 from plausible.metrics.storage import CLASS, ITEM, NAME, lazy_dense
@@ -55,7 +56,11 @@ def as_plausibility(obj, var_name: str = NAME) -> xr.DataArray:
 
 def posterior_mean(plausibility) -> xr.DataArray:
     """Posterior mean plausibility ``(item, class)`` of draws in either storage, float64,
-    named ``plausibility``; streamed block by block."""
+    named ``plausibility``; streamed block by block, or read from the summaries accumulated
+    while sampling (:mod:`plausible.metrics.accumulated`) where the draws are not stored."""
+    summary = accumulated(plausibility)
+    if summary is not None:
+        return pooled(summary, "mean").rename(NAME)
     draws = as_draws(plausibility)
     if not isinstance(draws, DenseDraws | CandidateDraws):
         raise TypeError("top classes hold no plausibilities")

@@ -82,6 +82,8 @@ observed design.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
@@ -139,8 +141,7 @@ def _confusion_layer(model: pm.Model, labels: Labels, rows, *, gamma: float, gib
         else:
             pm.Potential("labels", pt.logsumexp(log_joint, axis=1).sum())
         pm.Deterministic("plausibility", posterior, dims=("item", "class"))
-    declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
-                           observed=labels.to_dataarray())
+    _declare_log_likelihood(model, labels)
 
 
 SAMPLERS = ("joint", "collapsed")
@@ -234,8 +235,7 @@ def build_one_coin(labels: Labels, *, reliability: float = 1.0, gibbs: bool = Tr
     if gibbs:
         _declare_kernel(model, labels, members.OneCoin((a, b)), gamma, class_concentration,
                         compiled=compiled, collapsed=collapsed)
-    declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
-                           observed=labels.to_dataarray())
+    _declare_log_likelihood(model, labels)
     return model
 
 
@@ -274,8 +274,7 @@ def build_mace(labels: Labels, *, reliability: float = 1, gibbs: bool = True,
     if gibbs:
         _declare_kernel(model, labels, members.Mace((a, b), delta, gamma), gamma,
                         class_concentration, compiled=compiled, collapsed=collapsed)
-    declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
-                           observed=labels.to_dataarray())
+    _declare_log_likelihood(model, labels)
     return model
 
 
@@ -370,15 +369,25 @@ def class_log_likelihood(labels: Labels, theta: np.ndarray) -> np.ndarray:
     return kernel.class_log_likelihood_kernel(table, design.offsets, design.code)
 
 
-def log_likelihood(trace, labels: Labels) -> xr.DataArray:
+def _declare_log_likelihood(model: pm.Model, labels: Labels) -> None:
+    """Declare :func:`log_likelihood` with the labels' kernel layout built once, on the first
+    read (a log-likelihood computed when read reads it block by block)."""
+    design = functools.cache(lambda: Design(labels))
+    declare_log_likelihood(model, "labels",
+                           lambda trace: log_likelihood(trace, labels, design=design()),
+                           observed=labels.to_dataarray())
+
+
+def log_likelihood(trace, labels: Labels, *, design: Design | None = None) -> xr.DataArray:
     """Per-item ``logsumexp_c(log pi_c + gamma L[i, c])``, ``(chain, draw, item)``, read in
-    blocks of draws, one compiled pass over the labels per draw."""
+    blocks of draws, one compiled pass over the labels per draw (``design``: the labels'
+    :class:`~plausible.inference.dawid_skene_sampler.Design`, built here when not given)."""
     posterior = trace["posterior"]
     gamma = float(trace["constant_data"]["reliability"])
     shape = (posterior.sizes["chain"], posterior.sizes["draw"])
     out = np.empty((shape[0] * shape[1], labels.n_items))
     width = labels.n_items + labels.n_annotators * labels.n_classes ** 2
-    design = Design(labels)
+    design = Design(labels) if design is None else design
     for samples, (chain, draw) in iter_sample_blocks(shape, width):
         pi, theta = _arrays(posterior, chain, draw)
         with np.errstate(divide="ignore"):

@@ -155,28 +155,57 @@ def test_simulation_based_calibration_of_the_compiled_sampler(sampler):
         assert p > 1e-3, (name, p)
 
 
-def test_memory_guard_computes_plausibilities_when_read_or_refuses():
+def test_plausibilities_are_kept_as_asked_or_summarised_within_the_memory_budget():
     labels = labels_of(n_items=200, seed=8)
     model = ds.build(labels)
     per_draw = 8 * (5 + labels.n_annotators * 25 + 1)
-    budget = 2 * 100 * (per_draw + 4 * labels.n_items * 5) // 3  # parameters fit, plausibilities not
-    with pytest.warns(UserWarning, match="computed from the stored parameters when read"):
-        lazy = pl.sample(model, draws=100, chains=2, seed=0, memory_budget=budget,
-                         check_convergence=False, log_likelihood=False)
-    assert lazy.posterior.attrs["computed_when_read"] == "plausibility"
-    report = pl.diagnostics.convergence_report(lazy)  # does not recompute every draw
+    samples = 2 * 100
+    stored = pl.sample(model, draws=100, chains=2, seed=0, check_convergence=False,
+                       keep="draws")
+    assert stored.posterior.attrs["computed_when_read"] == ""
+    assert "plausibility_summary" not in stored.children
+    # the draws fit once but not twice: "auto" summarises them, without a warning
+    budget = samples * (per_draw + 4 * labels.n_items * 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        summarised = pl.sample(model, draws=100, chains=2, seed=0, memory_budget=budget,
+                               check_convergence=False)
+    assert summarised.posterior.attrs["computed_when_read"] == "plausibility"
+    for name in ("class_prior", "confusion"):  # the same chain
+        np.testing.assert_array_equal(summarised.posterior[name], stored.posterior[name])
+    # what the per-item table reads comes from the summaries, equal to the draws' own
+    np.testing.assert_allclose(pl.metrics.posterior_mean(summarised).values,
+                               pl.metrics.posterior_mean(stored).values, rtol=1e-6)
+    np.testing.assert_allclose(pl.metrics.label_certainty(summarised).values,
+                               pl.metrics.label_certainty(stored).values, atol=1e-12)
+    np.testing.assert_allclose(pl.metrics.annotation_certainty(summarised).values,
+                               pl.metrics.annotation_certainty(stored).values, atol=1e-12)
+    # every other read recomputes the draws from the parameters, the log-likelihood too
+    np.testing.assert_allclose(pl.metrics.annotation_certainty(summarised, top=2).values,
+                               pl.metrics.annotation_certainty(stored, top=2).values)
+    lazy_ll = summarised.log_likelihood["labels"]
+    assert lazy_ll.chunks is not None
+    np.testing.assert_array_equal(lazy_ll.values, stored.log_likelihood["labels"].values)
+    report = pl.diagnostics.convergence_report(summarised)  # does not recompute every draw
     assert report.table.loc["plausibility", "status"] == "not assessed"
     assert "computed from the stored parameters" in report.table.loc["plausibility", "reason"]
-    assert pl.diagnostics.convergence_report(lazy, var_names=["plausibility"]).table.loc[
+    assert pl.diagnostics.convergence_report(summarised, var_names=["plausibility"]).table.loc[
         "plausibility", "status"] in ("converged", "not converged")
-    stored = pl.sample(model, draws=100, chains=2, seed=0, check_convergence=False,
-                       log_likelihood=False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        np.testing.assert_allclose(pl.metrics.posterior_mean(lazy).values,
-                                   pl.metrics.posterior_mean(stored).values, rtol=1e-6)
+    # a summary only describes the draws it was made from
+    assert pl.metrics.accumulated(summarised.isel(draw=slice(0, 50), missing_dims="ignore")) \
+        is None
+    with pytest.raises(MemoryBudgetError, match="keep='summary'"):
+        pl.sample(model, draws=100, chains=2, memory_budget=budget // 2, keep="draws")
     with pytest.raises(MemoryBudgetError, match="2 chains x 100 draws of this model would take"):
         pl.sample(model, draws=100, chains=2, memory_budget=per_draw)
+    with pytest.raises(ValueError, match="keep must be one of"):
+        pl.sample(model, draws=10, keep="some")
+
+
+def test_keep_summary_needs_plausibilities_computable_from_the_parameters():
+    labels = labels_of(n_items=20, seed=8)
+    with pytest.raises(ValueError, match="keep='summary' needs a model whose sampler"):
+        pl.sample(pl.models.entry("glad").build(labels), draws=10, keep="summary")
 
 
 def test_lazy_blocks_hold_no_more_confusion_tables_than_the_budget():
