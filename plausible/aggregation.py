@@ -94,7 +94,8 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
               draws: int | str = "auto", chains: int = 4, seed: int | None = None,
               max_seconds: float | None = None, format: str | None = None, item: str | None = None, annotator: str | None = None,
               label: str | None = None, score: str | None = None, rank: str | None = None,
-              keep: str = "auto", progressbar: bool = False, **options) -> Aggregation:
+              keep: str = "auto", init=None, progressbar: bool = False,
+              **options) -> Aggregation:
     """Fit an aggregation model to annotations and return its posterior as an
     :class:`Aggregation`.
 
@@ -122,6 +123,11 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         otherwise the result holds the parameters and the per-item summaries accumulated
         while sampling (what :meth:`Aggregation.labels` and :meth:`Aggregation.to_frame`
         read), and computes the draws from the parameters when a metric reads them.
+    init : Aggregation, optional
+        A warm start: an earlier result of the same Dawid–Skene-family model on a subset of
+        these annotations (``pl.load`` of a saved run too). Its chains continue from their
+        last classes, matched by item and class id, after a short warm-up (new items start
+        from their labels); a few new labels then need a few sweeps, not a full run.
     **options
         Passed to the model's builder (e.g. ``threshold=`` for ratings, ``alpha=``).
     """
@@ -134,6 +140,16 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         raise ValueError(f"model {name!r} needs {', '.join(f'{m}=' for m in missing)} "
                          f"({entry.summary})")
     fitted = data_for_model(annotations, entry)
+    if init is not None:
+        if not isinstance(init, Aggregation):
+            raise TypeError(f"init must be an earlier Aggregation (pl.aggregate or pl.load), got "
+                            f"{type(init).__name__}")
+        if init.model != name:
+            raise ValueError(f"init is a {init.model} run; this is {name}: a warm start "
+                             "continues the same model")
+        options_init = {"init": init.trace}
+    else:
+        options_init = {}
     if reliability is not None:
         options["reliability"] = reliability
     built = entry.build(fitted, **options)
@@ -145,7 +161,7 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         try:
             trace = sample(built, draws=draws, chains=chains, seed=seed,
                            progressbar=progressbar, check_convergence=False,
-                           max_seconds=max_seconds, keep=keep)
+                           max_seconds=max_seconds, keep=keep, **options_init)
         except AutoDrawsUnavailable:  # raised before sampling
             warnings.warn(f"{name} samples with pm.sample (NUTS), which cannot extend its "
                           "chains: 1000 draws per chain", stacklevel=2)

@@ -206,10 +206,15 @@ def aggregate(args) -> int:
 
     console = _console()
     annotations, description = load_annotations(args)
-    name = args.model or aggregation.default_model(annotations)
+    init = load_init(args)
+    name = args.model or (init.model if init is not None else
+                          aggregation.default_model(annotations))
     entry = models.entry(name)
     options = model_options(args, name, entry)
     sharded = args.store or args.scheduler or args.workers
+    if sharded and init is not None:
+        raise UsageError("--init continues an in-process run; sharded runs "
+                         "(--store/--scheduler/--workers) start afresh")
     if sharded and not entry.item_independent:
         raise UsageError(f"--store/--scheduler/--workers shard items, which needs a model whose "
                          f"items are independent; {name!r} is not (use "
@@ -228,7 +233,7 @@ def aggregate(args) -> int:
         else:
             result = aggregation.aggregate(annotations, name, draws=args.draws,
                                            chains=args.chains, seed=args.seed,
-                                           max_seconds=args.max_seconds,
+                                           max_seconds=args.max_seconds, init=init,
                                            progressbar=not args.no_progress, **options)
         frame = result.to_frame()
         from plausible.diagnostics import convergence_report
@@ -244,6 +249,19 @@ def aggregate(args) -> int:
     elapsed = time.perf_counter() - start
     _print_summary(console, args, result, frame, description, elapsed, checked, output, saved)
     return 0
+
+
+def load_init(args):
+    """The saved aggregation of ``--init`` (a warm start), or None."""
+    if getattr(args, "init", None) is None:
+        return None
+    path = Path(args.init)
+    if path.suffix not in TRACE_SUFFIXES:
+        raise UsageError(f"--init {path}: expected a saved aggregation (.nc or .zarr, from "
+                         "--save)")
+    from plausible import aggregation
+
+    return aggregation.load(path)
 
 
 def model_options(args, name: str, entry) -> dict:
@@ -286,10 +304,12 @@ def next_annotations(args) -> int:
     else:
         annotations = tables.read_annotations(source, format=args.format, **{
             role: getattr(args, role) for role in ("item", "annotator", "label", "score", "rank")})
-        name = args.model or aggregation.default_model(annotations)
+        init = load_init(args)
+        name = args.model or (init.model if init is not None else
+                              aggregation.default_model(annotations))
         options = model_options(args, name, models.entry(name))
         result = aggregation.aggregate(annotations, name, draws=args.draws, chains=args.chains,
-                                       seed=args.seed, **options)
+                                       seed=args.seed, init=init, **options)
         description = f"{source} ({name} model)"
     pairs = None
     if args.pairs is not None:
@@ -542,7 +562,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="also run the model's posterior predictive check")
     agg.add_argument("-o", "--output",
                      help="write one row per item to this .csv/.tsv/.parquet/.json")
-    agg.add_argument("--save", help="save the trace (.nc or .zarr) for plausible evaluate")
+    agg.add_argument("--save", help="save the trace (.nc or .zarr) for plausible evaluate "
+                     "or --init")
+    agg.add_argument("--init", metavar="RUN", default=None,
+                     help="warm start (Dawid-Skene family): continue the chains of a saved run "
+                     "(--save) on a subset of these annotations after a short warm-up")
     agg.add_argument("--force", action="store_true", help="overwrite existing output files")
     agg.add_argument("--data-home", default=None,
                      help="folder of the public data sets (default: $PLAUSIBLE_DATA)")
@@ -604,6 +628,9 @@ def build_parser() -> argparse.ArgumentParser:
     nxt.add_argument("--draws", type=_positive_int, default=1000, help="draws per chain (1000)")
     nxt.add_argument("--chains", type=_positive_int, default=4, help="number of chains (4)")
     nxt.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    nxt.add_argument("--init", metavar="RUN", default=None,
+                     help="warm start (Dawid-Skene family): continue the chains of a saved run "
+                     "on a subset of these annotations, as an annotate-refit loop does")
     nxt.add_argument("-o", "--output", help="write the batch to this .csv/.tsv/.parquet/.json")
     nxt.add_argument("--force", action="store_true", help="overwrite an existing output file")
     nxt.set_defaults(handler=next_annotations, threshold=None, scale=None, resolution=None)

@@ -167,6 +167,29 @@ def test_a_summarised_fit_reads_its_table_from_the_summaries_and_saves_every_dra
     pd.testing.assert_frame_equal(loaded.to_frame(), kept.to_frame(), rtol=1e-6)
 
 
+def test_a_warm_start_after_new_labels_agrees_with_a_cold_run_within_mcse():
+    sim = pl.data.simulate_glad(400, 30, n_classes=3, coverage=0.2, seed=3)
+    frame = sim.labels.to_frame()
+    held = np.random.default_rng(0).random(len(frame)) < 0.02
+    earlier = pl.aggregate(frame[~held], "dawid-skene", seed=0, keep="draws")
+    warm = pl.aggregate(frame, "dawid-skene", seed=1, init=earlier, keep="draws")
+    cold = pl.aggregate(frame, "dawid-skene", seed=2, keep="draws")
+    assert warm.trace.posterior.attrs["tune"] == 10
+    final = earlier.trace.sample_stats["final_class"]
+    assert final.dims == ("chain", "item") and final.sizes["item"] == len(set(frame[~held]["item"]))
+    for name in ("class_prior", "plausibility"):
+        a, b = (run.trace.posterior[name].transpose("chain", "draw", ...).values
+                for run in (warm, cold))
+        mcse = np.hypot(pl.diagnostics.mcse_mean(a), pl.diagnostics.mcse_mean(b))
+        moving = mcse > 1e-4
+        z = np.abs(a.mean(axis=(0, 1)) - b.mean(axis=(0, 1)))[moving] / mcse[moving]
+        assert z.max() <= 4.5, (name, z.max())
+    with pytest.raises(ValueError, match="this is one-coin: a warm start continues the same model"):
+        pl.aggregate(frame, "one-coin", init=earlier)
+    with pytest.raises(ValueError, match="init= .* needs a model whose compiled sampler resumes"):
+        pl.aggregate(frame, "glad", init=pl.Aggregation(earlier.trace, "glad", earlier.data))
+
+
 def test_save_refuses_nothing_partial(tmp_path):
     result = pl.aggregate(crowd(), "dirichlet", **FAST)
     with pytest.raises(OSError):

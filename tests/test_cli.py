@@ -188,6 +188,27 @@ def test_evaluate_scores_and_predictions_against_a_saved_aggregation(tmp_path, c
     assert code == 2 and "item 'task-000' appears twice" in err and "labels.csv" in err
 
 
+def test_a_saved_run_warm_starts_the_next_fit(tmp_path, capsys):
+    table = crowd_table(seed=7, n_classes=3)
+    table.iloc[:-6].to_csv(tmp_path / "before.csv", index=False)
+    table.to_csv(tmp_path / "after.csv", index=False)
+    saved = tmp_path / "before.nc"
+    code, _, _ = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "before.csv", "--model",
+                                            "dawid-skene", "--save", saved, *FAST])
+    assert code == 0
+    code, text, _ = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "after.csv", "--init",
+                                               saved, "--save", tmp_path / "after.nc", *FAST])
+    assert code == 0 and "dawid-skene model" in text  # the saved run's model
+    assert pl.load(tmp_path / "after.nc").trace.posterior.attrs["tune"] == 10
+    code, _, err = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "after.csv", "--init",
+                                              tmp_path / "after.csv", *FAST])
+    assert code == 2 and "--init" in err and "saved aggregation" in err
+    code, _, err = run_cli(tmp_path, capsys, ["next", tmp_path / "after.csv", "--budget", 3,
+                                              "--init", saved, "--model", "glad",
+                                              "--draws", 50, "--chains", 2])
+    assert code == 2 and "same model" in err
+
+
 def bad_cases(tmp_path):
     """``(name, argv, words the message must contain, path that must not exist)``."""
     crowd_table().to_csv(tmp_path / "labels.csv", index=False)

@@ -50,6 +50,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import dask.array as da
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from plausible.data.labels import Labels
@@ -66,6 +67,12 @@ DEFAULT_TUNE = 100
 """Warm-up sweeps discarded by default. The chains start near the posterior's mode (the
 majority's classes, dispersed), and the exact Gibbs scan typically settles within tens of
 sweeps; R-hat across dispersed chains checks it."""
+
+
+WARM_TUNE = 10
+"""Warm-up sweeps discarded by default after a warm start (:func:`warm_start`): the chains
+resume where an earlier run on most of the same labels left them, near the new posterior;
+the items new to this run start from their label shares and settle in a sweep or two."""
 
 
 class Design:
@@ -164,14 +171,33 @@ class DawidSkeneKernel:
             **{name: Variable(dims, shape) for name, (dims, shape) in member.stored(J, C).items()},
             "plausibility": Variable(("item", "class"), (N, C), dtype)}
         self.stats = {"classes_changed": Variable((), (), np.int64)}
+        self.chain_stats = {"final_class": Variable(("item",), (N,), np.int64)}
         self._no_store = np.empty((0, C), dtype=dtype)
 
     def start(self, rng):
         """Each item's class drawn from its own label shares."""
+        return ChainState(self, self._label_share_classes(rng),
+                          self.member.start(self.design.n_annotators, self.design.n_classes))
+
+    def _label_share_classes(self, rng) -> np.ndarray:
         C, N = self.design.n_classes, self.design.n_items
         cumulative = np.cumsum(self.design.label_shares(), axis=1)
-        z = np.minimum((rng.random((N, 1)) > cumulative).sum(axis=1), C - 1)
-        return ChainState(self, z, self.member.start(self.design.n_annotators, C))
+        return np.minimum((rng.random((N, 1)) > cumulative).sum(axis=1), C - 1)
+
+    def resume(self, values, rng):
+        """A warm start: each item's class from ``values["final_class"] (item,)`` (an earlier
+        run's last state), an item marked -1 (new to this run) drawn as :meth:`start` draws
+        it; the annotator parameters are drawn given them by the first sweep."""
+        z = self._label_share_classes(rng)
+        previous = np.asarray(values["final_class"])
+        known = previous >= 0
+        z[known] = previous[known]
+        return ChainState(self, z, self.member.start(self.design.n_annotators,
+                                                     self.design.n_classes))
+
+    def finish(self, state, out):
+        """The chain's last classes, for a warm start of a later run (:meth:`resume`)."""
+        out["final_class"][...] = state.z
 
     def load(self, values, rng):
         """The classes ``true_class`` and the member's state from the model's values; the
@@ -278,13 +304,34 @@ def _steps(n: int, step: int) -> tuple[int, ...]:
     return tuple(min(step, n - a) for a in range(0, n, step))
 
 
+def warm_start(previous: xr.DataTree, labels: Labels, chains: int) -> list[dict]:
+    """Per chain, ``{"final_class": (item,)}``: the last classes of ``previous`` (a trace of
+    this sampler on an earlier version of the labels, ``sample_stats/final_class (chain,
+    item)``) in ``labels``' items and classes, matched by id; -1 for an item (or a class)
+    the earlier run did not have. Chain ``c`` continues the earlier chain ``c`` modulo their
+    number."""
+    stats = previous["sample_stats"] if "sample_stats" in previous.children else None
+    if stats is None or "final_class" not in stats.data_vars:
+        raise ValueError("init= needs an earlier Dawid-Skene-family run that recorded its chains' "
+                         "final classes (sample_stats/final_class): refit it with this version")
+    final = stats["final_class"]
+    classes = previous["posterior"]["class"].values
+    position = pd.Index(final["item"].values).get_indexer(labels.items)
+    to_class = pd.Index(labels.classes).get_indexer(classes)
+    values = final.transpose("chain", "item").values
+    return [{"final_class": np.where(position >= 0, to_class[values[c % len(values)][position]],
+                                     -1)}
+            for c in range(chains)]
+
+
 def sample_dawid_skene(labels: Labels, *, member, class_concentration: np.ndarray,
                        reliability: float = 1.0, constant_data: dict | None = None,
-                       draws: int | str = 1000, tune: int = DEFAULT_TUNE, chains: int = 4,
+                       draws: int | str = 1000, tune: int | None = None, chains: int = 4,
                        seed: int | None = None, cores: int | None = None, thin: int = 1,
                        lazy: bool = False, dtype=np.float32, collapsed: bool = False,
                        until=None, max_seconds: float | None = None,
-                       max_draws: int | None = None) -> xr.DataTree:
+                       max_draws: int | None = None, init: xr.DataTree | None = None
+                       ) -> xr.DataTree:
     """Sample a member of the Bayesian Dawid–Skene family (module docstring) for ``labels``:
     ``member`` one of :mod:`plausible.inference.dawid_skene_members`, ``class_concentration a
     (class,)``, ``reliability gamma > 0``; ``constant_data`` (name: ``(dims, values)``)
@@ -293,8 +340,12 @@ def sample_dawid_skene(labels: Labels, *, member, class_concentration: np.ndarra
     threads (default ``min(chains, CPUs)``, or all CPUs split over the chains' items when
     there are more CPUs than chains); the draws do not depend on it. ``draws="auto"`` with
     ``until``, ``max_seconds``, ``max_draws``: as
-    :func:`~plausible.inference.driver.sample_kernel`. Returns the trace described in the
-    module docstring."""
+    :func:`~plausible.inference.driver.sample_kernel`. ``init``: a trace of an earlier run on
+    a subset of these labels, whose chains' final classes start these chains
+    (:func:`warm_start`; ``tune`` then defaults to :data:`WARM_TUNE`). Returns the trace
+    described in the module docstring."""
+    if tune is None:
+        tune = DEFAULT_TUNE if init is None else WARM_TUNE
     available = available_cores() if cores is None else int(cores)
     if available < 1:
         raise ValueError(f"cores must be a positive integer, got {cores!r}")
@@ -307,6 +358,7 @@ def sample_dawid_skene(labels: Labels, *, member, class_concentration: np.ndarra
     return sample_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
                          cores=min(chains, available), lazy=lazy, until=until,
                          max_seconds=max_seconds, max_draws=max_draws,
+                         resume=None if init is None else warm_start(init, labels, chains),
                          coords={"item": labels.items, "class": labels.classes,
                                  "annotator": labels.annotators, "label_class": labels.classes},
                          constant_data=constant)

@@ -54,13 +54,20 @@ class Chains:
     variables not recorded. ``accumulate``: ``{name: accumulator}`` for skipped variables
     whose kept draws are still written by the sweep, each into a per-chain buffer, and
     folded into ``accumulator.add(chain, value)`` (e.g.
-    :class:`plausible.metrics.accumulated.Accumulator`) instead of being stored. :meth:`finish` gives the per-chain statistics, :meth:`close`
+    :class:`plausible.metrics.accumulated.Accumulator`) instead of being stored. ``resume``:
+    one ``{name: value}`` per chain, from which ``kernel.resume`` starts that chain instead
+    of ``kernel.start`` (a warm start from an earlier run's final states). :meth:`finish` gives the per-chain statistics, :meth:`close`
     releases what the chains hold (also on leaving a ``with`` block)."""
 
     def __init__(self, kernel: Kernel, *, chains: int, seed=None, tune: int | None = None,
                  thin: int | None = None, cores: int | None = None, skip=(),
-                 accumulate: Mapping | None = None):
+                 accumulate: Mapping | None = None, resume=None):
         self.kernel, self.n_chains = kernel, _positive("chains", chains)
+        if resume is not None and (len(resume) != chains or not hasattr(kernel, "resume")):
+            raise ValueError(f"resume needs a kernel that resumes ({kernel.name} "
+                             f"{'does' if hasattr(kernel, 'resume') else 'does not'}) and one "
+                             f"state per chain ({chains}), got {len(resume)}")
+        self.resume = resume
         self.tune = kernel.default_tune if tune is None else int(tune)
         if self.tune < 0:
             raise ValueError(f"tune must be a whole number >= 0, got {tune!r}")
@@ -93,7 +100,9 @@ class Chains:
     def _chain(self, c, n, values, *, stop, progress=None):
         kernel, rng = self.kernel, self.rngs[c]
         if not self.started[c]:
-            self.states[c], self.started[c] = kernel.start(rng), True
+            self.states[c] = (kernel.start(rng) if self.resume is None
+                              else kernel.resume(self.resume[c], rng))
+            self.started[c] = True
         if getattr(kernel, "independent", False):
             self.states[c] = kernel.sweep(rng, self.states[c],
                                           {name: a[c] for name, a in values.items()})
@@ -163,17 +172,17 @@ class Chains:
 
 def kernel_blocks(kernel: Kernel, *, draws: int, chains: int, seed=None, tune: int | None = None,
                   thin: int | None = None, cores: int | None = None, skip=(),
-                  block_draws: int | None = None, accumulate: Mapping | None = None
-                  ) -> Iterator[tuple[slice, dict[str, np.ndarray]]]:
+                  block_draws: int | None = None, accumulate: Mapping | None = None,
+                  resume=None) -> Iterator[tuple[slice, dict[str, np.ndarray]]]:
     """``draws`` kept draws of :class:`Chains` of ``kernel``, a block at a time:
     ``(draws_slice, {name: (chain, block, *shape)})`` for every variable and statistic of the
     kernel except those in ``skip``, ``block_draws`` per block (all by default); the last
-    block also holds the per-chain statistics (``{name: (chain, *shape)}``). ``accumulate``:
-    as :class:`Chains`."""
+    block also holds the per-chain statistics (``{name: (chain, *shape)}``). ``accumulate``,
+    ``resume``: as :class:`Chains`."""
     draws = _positive("draws", draws)
     block_draws = draws if block_draws is None else min(_positive("block_draws", block_draws), draws)
     with Chains(kernel, chains=chains, seed=seed, tune=tune, thin=thin, cores=cores,
-                skip=skip, accumulate=accumulate) as run:
+                skip=skip, accumulate=accumulate, resume=resume) as run:
         for first in range(0, draws, block_draws):
             n = min(block_draws, draws - first)
             values = run.draw(n)
@@ -184,12 +193,13 @@ def kernel_blocks(kernel: Kernel, *, draws: int, chains: int, seed=None, tune: i
 
 def run_kernel(kernel: Kernel, *, draws: int, chains: int, seed=None, tune: int | None = None,
                thin: int | None = None, cores: int | None = None, skip=(),
-               accumulate: Mapping | None = None) -> dict[str, np.ndarray]:
+               accumulate: Mapping | None = None, resume=None) -> dict[str, np.ndarray]:
     """All the draws of :func:`kernel_blocks` in one block: ``{name: (chain, draw, *shape)}``
     for every variable and statistic of the kernel except those in ``skip``, and ``{name:
     (chain, *shape)}`` for its per-chain statistics."""
     [(_, values)] = kernel_blocks(kernel, draws=draws, chains=chains, seed=seed, tune=tune,
-                                  thin=thin, cores=cores, skip=skip, accumulate=accumulate)
+                                  thin=thin, cores=cores, skip=skip, accumulate=accumulate,
+                                  resume=resume)
     return values
 
 
@@ -204,20 +214,20 @@ each block)."""
 def run_until(kernel: Kernel, *, chains: int, until, seed=None, tune: int | None = None,
               thin: int | None = None, cores: int | None = None, skip=(),
               max_seconds: float | None = None, max_draws: int | None = None,
-              first_draws: int = AUTO_FIRST_DRAWS, accumulate: Mapping | None = None
-              ) -> tuple[dict[str, np.ndarray], str]:
+              first_draws: int = AUTO_FIRST_DRAWS, accumulate: Mapping | None = None,
+              resume=None) -> tuple[dict[str, np.ndarray], str]:
     """Run :class:`Chains` of ``kernel`` in blocks (``first_draws`` kept draws per chain, then
     as many again as drawn so far) until ``until(values)`` is true (``values``: the
     kernel's recorded variables so far, ``(chain, draw, ...)`` arrays), ``max_seconds`` have passed (checked after
     each block) or ``max_draws`` per chain are drawn. Returns the draws (with the per-chain
     statistics, as :func:`run_kernel`) and what stopped the run: ``"converged"``,
-    ``"max_seconds"`` or ``"max_draws"``. ``accumulate``: as :class:`Chains`."""
+    ``"max_seconds"`` or ``"max_draws"``. ``accumulate``, ``resume``: as :class:`Chains`."""
     if max_draws is not None:
         max_draws = _positive("max_draws", max_draws)
     start = time.perf_counter()
     values: dict[str, np.ndarray] = {}
     with Chains(kernel, chains=chains, seed=seed, tune=tune, thin=thin, cores=cores,
-                skip=skip, accumulate=accumulate) as run:
+                skip=skip, accumulate=accumulate, resume=resume) as run:
         n = _positive("first_draws", first_draws)
         while True:
             if max_draws is not None:
@@ -240,23 +250,24 @@ def run_until(kernel: Kernel, *, chains: int, until, seed=None, tune: int | None
 def run_draws(kernel: Kernel, *, draws: int | str, chains: int, seed=None,
               tune: int | None = None, thin: int | None = None, cores: int | None = None,
               skip=(), until: Callable | None = None, max_seconds: float | None = None,
-              max_draws: int | None = None, accumulate: Mapping | None = None
-              ) -> tuple[dict[str, np.ndarray], dict]:
+              max_draws: int | None = None, accumulate: Mapping | None = None,
+              resume=None) -> tuple[dict[str, np.ndarray], dict]:
     """``draws`` kept draws of every chain (:func:`run_kernel`), or, with ``draws="auto"``, as
     many as :func:`run_until` runs with ``until``, ``max_seconds`` and ``max_draws``.
     Returns the draws and the attributes a posterior records of the run:
     ``sampling_seconds`` (the sweeps' wall time) and, for ``"auto"``, ``draws_stopped_by``.
-    ``accumulate``: as :class:`Chains`."""
+    ``accumulate``, ``resume``: as :class:`Chains`."""
     start = time.perf_counter()
     if draws != AUTO:
         values = run_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune,
-                            thin=thin, cores=cores, skip=skip, accumulate=accumulate)
+                            thin=thin, cores=cores, skip=skip, accumulate=accumulate,
+                            resume=resume)
         return values, {"sampling_seconds": time.perf_counter() - start}
     if until is None:
         raise ValueError("draws='auto' needs until= (when the chains have converged)")
     values, stopped_by = run_until(kernel, chains=chains, until=until, seed=seed, tune=tune,
                                    thin=thin, cores=cores, skip=skip, max_seconds=max_seconds,
-                                   max_draws=max_draws, accumulate=accumulate)
+                                   max_draws=max_draws, accumulate=accumulate, resume=resume)
     return values, {"sampling_seconds": time.perf_counter() - start,
                     "draws_stopped_by": stopped_by}
 
@@ -286,8 +297,8 @@ def sample_kernel(kernel: Kernel, *, draws: int | str = 1000, chains: int = 4, s
                   coords: Mapping | None = None,
                   constant_data: xr.Dataset | Mapping | None = None, lazy: bool = False,
                   attrs: Mapping | None = None, until: Callable | None = None,
-                  max_seconds: float | None = None, max_draws: int | None = None
-                  ) -> xr.DataTree:
+                  max_seconds: float | None = None, max_draws: int | None = None,
+                  resume=None) -> xr.DataTree:
     """Sample ``kernel`` (:func:`run_kernel`) into a trace (:func:`assemble`): ``posterior``
     with the kernel's variables (dims as declared, ``coords`` for them), ``sample_stats``
     with its statistics (per-chain ones with dims ``(chain, ...)``), ``constant_data`` from
@@ -299,7 +310,8 @@ def sample_kernel(kernel: Kernel, *, draws: int | str = 1000, chains: int = 4, s
     draw while sampling (:mod:`plausible.metrics.accumulated`: posterior mean and top-1
     shares per chain, in the trace's ``plausibility_summary`` group). ``draws="auto"``: extend the chains until ``until(values)``
     says they converged, ``max_seconds`` pass or ``max_draws`` are drawn (:func:`run_until`;
-    the posterior's ``draws_stopped_by`` attribute says which)."""
+    the posterior's ``draws_stopped_by`` attribute says which). ``resume``: start the chains
+    from an earlier run's final states (:class:`Chains`)."""
     computable = tuple(getattr(kernel, "lazy_variables", ()))
     if lazy and not computable:
         raise ValueError(f"{kernel.name} computes no variable when read")
@@ -311,7 +323,7 @@ def sample_kernel(kernel: Kernel, *, draws: int | str = 1000, chains: int = 4, s
                   else {})
     values, run = run_draws(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
                             cores=cores, skip=skip, until=until, max_seconds=max_seconds,
-                            max_draws=max_draws, accumulate=accumulate)
+                            max_draws=max_draws, accumulate=accumulate, resume=resume)
     draws = next(values[name] for name in kernel.variables if name in values).shape[1]
     if skip:
         values.update(kernel.compute_when_read(values))

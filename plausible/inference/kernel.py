@@ -26,7 +26,9 @@ and implements
 Optional: ``max_threads`` caps the threads its chains run in (1: one after another);
 ``close(state)`` releases what ``start`` acquired (thread pools);
 ``chain_stats`` (name -> :class:`Variable`) are statistics of a whole chain, which
-``finish(state, out)`` writes after its last sweep (acceptance rates of adapted moves);
+``finish(state, out)`` writes after its last sweep (acceptance rates of adapted moves, a
+chain's final state); ``resume(values, rng) -> state`` starts a chain from such values of an
+earlier run (``{name: (*shape)}``, a warm start);
 ``lazy_variables`` names variables that ``compute_when_read(values) -> {name: dask array}``
 computes from the stored ones ``values`` (name: ``(chain, draw, ...)``) when read, for when
 their per-draw arrays would not fit in memory (the driver then leaves them out of ``out``). For PyMC (:class:`PyMCKernel`): ``load(values, rng) -> state`` builds a

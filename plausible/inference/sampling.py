@@ -43,6 +43,7 @@ import shutil
 import tempfile
 import uuid
 import warnings
+from inspect import signature
 from math import prod
 
 import dask.array as da
@@ -209,8 +210,9 @@ def sample(
         annotations in ``observed_data`` from the model's declaration
         (:func:`add_log_likelihood`), for ``az.loo`` / ``az.compare``.
     **kwargs
-        Passed to the model's kernel (e.g. ``thin``) or to ``pm.sample`` (e.g.
-        ``target_accept`` for NUTS).
+        Passed to the model's kernel (e.g. ``thin``; ``init=`` an earlier trace of the
+        Dawid–Skene family on a subset of the labels, a warm start) or to ``pm.sample``
+        (e.g. ``target_accept`` for NUTS).
 
     Raises
     ------
@@ -238,6 +240,9 @@ def sample(
     with reporting(progressbar):  # the sweeps of every driver route below, on a terminal
         sampler = declared_sampler(model)
         compiled = sampler is not None and storage in ("auto", sampler.form)
+        if "init" in kwargs and not (compiled and "init" in signature(sampler.sampler).parameters):
+            raise ValueError("init= (a warm start from an earlier run) needs a model whose "
+                             "compiled sampler resumes chains (the Dawid-Skene family)")
         if keep == "summary" and (not compiled or sampler.lazy_nbytes_per_draw is None):
             raise ValueError("keep='summary' needs a model whose sampler computes its "
                              "plausibilities from the stored parameters (the Dawid-Skene "
