@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from plausible import active, conformal, metrics, models, plots
+from plausible import active, conformal, distributed_gibbs, metrics, models, plots
 from plausible.data import Labels, Rankings, Ratings, Votes
 from plausible.data.tables import FORMATS, format_of, from_frame
 from plausible.diagnostics import (
@@ -94,7 +94,7 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
               draws: int | str = "auto", chains: int = 4, seed: int | None = None,
               max_seconds: float | None = None, format: str | None = None, item: str | None = None, annotator: str | None = None,
               label: str | None = None, score: str | None = None, rank: str | None = None,
-              keep: str = "auto", init=None, progressbar: bool = False,
+              keep: str = "auto", init=None, client=None, progressbar: bool = False,
               **options) -> Aggregation:
     """Fit an aggregation model to annotations and return its posterior as an
     :class:`Aggregation`.
@@ -128,6 +128,12 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         these annotations (``pl.load`` of a saved run too). Its chains continue from their
         last classes, matched by item and class id, after a short warm-up (new items start
         from their labels); a few new labels then need a few sweeps, not a full run.
+    client : dask.distributed.Client, optional
+        Run a Dawid–Skene-family model's chain with its items in shards on the cluster's
+        workers, one shard per worker (:func:`plausible.distributed_gibbs.sample_on_cluster`:
+        the joint scan, ``draws="auto"`` read as 1000; per-item summaries kept, per-draw
+        plausibilities computed when read; no log-likelihood). Item-independent models shard
+        with :func:`plausible.distributed.run_shards`.
     **options
         Passed to the model's builder (e.g. ``threshold=`` for ratings, ``alpha=``).
     """
@@ -152,6 +158,15 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         options_init = {}
     if reliability is not None:
         options["reliability"] = reliability
+    if client is not None:
+        if init is not None:
+            raise ValueError("init= continues an in-process run; a run on a cluster starts "
+                             "afresh")
+        trace = distributed_gibbs.sample_on_cluster(
+            fitted, name, client=client, draws=1000 if draws == "auto" else draws,
+            chains=chains, seed=seed, model_kwargs=options)
+        return Aggregation(trace=trace, model=name, data=fitted, default=model is None,
+                           options=options)
     built = entry.build(fitted, **options)
     pymc_log = logging.getLogger("pymc")
     level = pymc_log.level
@@ -224,7 +239,9 @@ class Aggregation:
 
     @property
     def format(self) -> str:
-        return format_of(self.data)
+        """The annotations' format; ``"labels"`` for a chain whose labels were read by the
+        workers (``data`` None, :func:`plausible.distributed_gibbs.sample_partitions`)."""
+        return "labels" if self.data is None else format_of(self.data)
 
     @property
     def plausibility(self) -> xr.DataArray:
@@ -243,15 +260,7 @@ class Aggregation:
         class over the draws), ``probability_top_class`` (its posterior mean plausibility) and
         ``certainty_top1`` (the share of draws in which it is the most plausible)."""
         if "labels" not in self._cache:
-            shares = metrics.label_certainty(self.trace)
-            top = shares.values.argmax(axis=1)
-            rows = np.arange(top.size)
-            classes = shares["class"].values
-            self._cache["labels"] = pd.DataFrame(
-                {"top_class": classes[top],
-                 "probability_top_class": self.plausibility.values[rows, top],
-                 "certainty_top1": shares.values[rows, top]},
-                index=pd.Index(shares["item"].values, name="item"))
+            self._cache["labels"] = label_table(self.trace, self.plausibility)
         return self._cache["labels"].copy()
 
     def to_frame(self) -> pd.DataFrame:
@@ -260,10 +269,7 @@ class Aggregation:
         also the consensus rating on the rating scale, ``consensus_score``,
         ``consensus_q025`` and ``consensus_q975`` (its 95 % interval;
         :func:`plausible.models.ratings_censored.consensus`)."""
-        mean = self.plausibility
-        columns = pd.DataFrame(mean.values, index=pd.Index(mean["item"].values, name="item"),
-                               columns=[f"plausibility_{c}" for c in mean["class"].values])
-        frame = self.labels().join(columns)
+        frame = self.labels().join(plausibility_columns(self.plausibility))
         if self.format == "ratings":
             frame = frame.join(ratings_censored.consensus(self.trace))
         return frame.reset_index()
@@ -382,6 +388,26 @@ class Aggregation:
         """What this model's plausibility is, in words (:data:`plausible.models.MEANINGS`):
         an item's distribution over classes, or the posterior of its one true class."""
         return models.MEANINGS[models.entry(self.model).plausibility]
+
+
+def label_table(trace: xr.DataTree, mean: xr.DataArray | None = None) -> pd.DataFrame:
+    """Per item (index, the ids): ``top_class``, ``probability_top_class`` and
+    ``certainty_top1`` (:meth:`Aggregation.labels`) of ``trace``; ``mean``: its posterior
+    mean plausibility, when already computed."""
+    shares = metrics.label_certainty(trace)
+    mean = metrics.posterior_mean(trace) if mean is None else mean
+    top = shares.values.argmax(axis=1)
+    rows = np.arange(top.size)
+    return pd.DataFrame({"top_class": shares["class"].values[top],
+                         "probability_top_class": mean.values[rows, top],
+                         "certainty_top1": shares.values[rows, top]},
+                        index=pd.Index(shares["item"].values, name="item"))
+
+
+def plausibility_columns(mean: xr.DataArray) -> pd.DataFrame:
+    """``plausibility_<class>`` columns of a posterior mean ``(item, class)``, by item."""
+    return pd.DataFrame(mean.values, index=pd.Index(mean["item"].values, name="item"),
+                        columns=[f"plausibility_{c}" for c in mean["class"].values])
 
 
 def write_atomic(path: Path, write) -> None:

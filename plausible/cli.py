@@ -205,6 +205,12 @@ def aggregate(args) -> int:
     from plausible import aggregation, models
 
     console = _console()
+    from plausible import distributed_gibbs
+
+    cluster_chain = bool(args.scheduler or args.workers) and args.model is not None and \
+        distributed_gibbs.runs_on_cluster(args.model)
+    if cluster_chain:
+        return _cluster_chain(args, console, output, saved)
     annotations, description = load_annotations(args)
     init = load_init(args)
     name = args.model or (init.model if init is not None else
@@ -218,7 +224,9 @@ def aggregate(args) -> int:
     if sharded and not entry.item_independent:
         raise UsageError(f"--store/--scheduler/--workers shard items, which needs a model whose "
                          f"items are independent; {name!r} is not (use "
-                         f"{', '.join(models.available().query('item_independent').index)})")
+                         f"{', '.join(models.available().query('item_independent').index)}; "
+                         "--scheduler/--workers also run the Dawid-Skene family's chain over "
+                         "shards, named with --model)")
     if args.draws is None:  # the default: until converged, or 1000 for shards (exact draws)
         args.draws = 1000 if sharded else "auto"
     if sharded and args.draws == "auto":
@@ -248,6 +256,66 @@ def aggregate(args) -> int:
             shutil.rmtree(temporary_store, ignore_errors=True)
     elapsed = time.perf_counter() - start
     _print_summary(console, args, result, frame, description, elapsed, checked, output, saved)
+    return 0
+
+
+def _cluster_chain(args, console, output, saved) -> int:
+    """``plausible aggregate --model <Dawid-Skene family> --workers N`` (or ``--scheduler``):
+    one chain per ``--chains`` with the items in shards on the workers
+    (:mod:`plausible.distributed_gibbs`); a directory of Parquet files is read by the workers
+    themselves."""
+    from plausible import aggregation, distributed, distributed_gibbs, models
+
+    if args.store is not None:
+        raise UsageError(f"--store keeps shards of item-independent models; {args.model!r} runs "
+                         "one chain over shards on the workers, which writes no store (drop "
+                         "--store)")
+    if args.init is not None:
+        raise UsageError("--init continues an in-process run; a chain on workers starts afresh")
+    if args.draws in (None, "auto"):
+        if args.draws == "auto":
+            raise UsageError("--draws auto extends chains in one process; on workers pass a "
+                             "number of draws (default 1000)")
+        args.draws = 1000
+    name = args.model
+    options = model_options(args, name, models.entry(name))
+    source = Path(args.annotations) if args.annotations else None
+    partitioned = source is not None and source.is_dir()
+    if partitioned and (args.check or saved is not None):
+        raise UsageError(f"{source} is read by the workers, so this process holds no labels "
+                         "to check or save with the trace: drop --check/--save, or give one "
+                         "file")
+    start = time.perf_counter()
+    client = distributed.connect(args.scheduler, workers=args.workers or 2)
+    try:
+        if partitioned:
+            description = f"{source} (partitioned, read by the workers)"
+            trace = distributed_gibbs.sample_partitions(
+                source, name, client=client, draws=args.draws, chains=args.chains,
+                seed=args.seed, item=args.item, annotator=args.annotator, label=args.label,
+                model_kwargs=options)
+            result = aggregation.Aggregation(trace=trace, model=name, data=None, options=options)
+        else:
+            annotations, description = load_annotations(args)
+            result = aggregation.aggregate(annotations, name, draws=args.draws,
+                                           chains=args.chains, seed=args.seed, client=client,
+                                           **options)
+    finally:
+        client.close()
+    frame = result.to_frame()
+    from plausible.diagnostics import convergence_report
+
+    checked = result.check() if args.check else convergence_report(result.trace)
+    if saved is not None:
+        result.save(saved)
+    if output is not None:
+        write_table(frame, output)
+    posterior = result.trace["posterior"]
+    console.print(f"shards: {posterior.attrs['shards']} on the workers; the slowest shard's "
+                  f"sweeps {posterior.attrs['shard_seconds']:.1f} s of "
+                  f"{posterior.attrs['sampling_seconds']:.1f} s sampling")
+    _print_summary(console, args, result, frame, description, time.perf_counter() - start,
+                   checked, output, saved)
     return 0
 
 

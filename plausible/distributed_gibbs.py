@@ -1,0 +1,210 @@
+"""The annotator models on a Dask cluster: one Gibbs chain whose items live on the workers.
+
+The Dawid–Skene family shares its annotators' parameters across all items, so its items
+cannot be sampled shard by shard as :mod:`plausible.distributed` samples item-independent
+models. Its joint Gibbs scan splits instead into a global half and an item half that meet
+through count tensors (:mod:`plausible.inference.dawid_skene_shards`): every sweep, the
+driver draws the annotators' parameters and the class prior exactly from the summed counts
+and sends them to the shards; each shard (a Dask actor holding a block of items, their labels
+and every chain's classes) draws its items' classes and returns its counts ``(chain,
+annotator x label, class)``; the driver sums them in shard order.
+
+* :func:`sample_on_cluster` — labels in memory, cut into ``n_shards`` blocks of items with
+  about equal numbers of labels, each sent to an actor;
+* :func:`sample_partitions` — a partitioned Parquet dataset (a directory of files, every item's
+  labels in one file): each actor reads its own files, so the driver never holds the labels
+  (it reads only each file's distinct annotator and class ids, to index them globally).
+
+**Same chain anywhere.** Each shard draws from its own generator (seeded by the run's seed,
+the chain and the shard's place), so for the same seed and shard layout the draws are
+bit-identical whether the shards run as actors on any number of workers or in this process
+(``client=None``). The result is a trace as :func:`plausible.sample` makes with
+``keep="summary"``: the parameters per draw, the per-item posterior mean and top-1 shares
+(the shards' summaries), the chains' final classes; with labels in memory the per-draw
+plausibilities are also computed from the parameters when read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import xarray as xr
+
+from plausible.data.labels import Labels
+from plausible.data.tables import read_table
+from plausible.data.validation import ROLES
+from plausible.inference.dawid_skene_sampler import DawidSkeneKernel, Design
+from plausible.inference.dawid_skene_shards import (Shard, run_entropy, sample_sharded,
+                                                     shard_ranges)
+from plausible.inference.declarations import declared_sampler
+from plausible.models.registry import entry
+
+DEFAULT_TUNE = 100
+
+
+def kernel_options(model: str, annotators, classes, **model_kwargs) -> dict:
+    """The Dawid–Skene-family sampler's ``member``, ``class_concentration`` and
+    ``reliability`` that the registry's builder of ``model`` declares for labels with these
+    ``annotators`` and ``classes`` (built on a one-label stand-in: the options depend on
+    the ids, not on the labels). ``ValueError`` for another model or the collapsed sweep."""
+    stand_in = Labels(np.array([0]), np.array([0]), np.array([0]), np.array(["_"], dtype=object),
+                      np.asarray(annotators), np.asarray(classes))
+    declared = declared_sampler(entry(model).build(stand_in, **model_kwargs))
+    kwargs = getattr(declared, "kwargs", {})
+    if "member" not in kwargs:
+        raise ValueError(f"a chain over shards on a cluster runs the Dawid-Skene family's "
+                         f"scan; {model!r} is not in it (dawid-skene, one-coin, mace, "
+                         "hierarchical-dawid-skene)")
+    if kwargs.get("collapsed"):
+        if model_kwargs.get("sampler") == "collapsed":
+            raise ValueError("the collapsed sweep draws one item after another: a chain over "
+                             "shards runs the joint scan (sampler='joint')")
+        return kernel_options(model, annotators, classes, **model_kwargs, sampler="joint")
+    return {name: kwargs[name] for name in ("member", "class_concentration", "reliability")}
+
+
+def runs_on_cluster(model: str) -> bool:
+    """Whether ``model`` is a Dawid–Skene-family model (its chain can run over shards)."""
+    try:
+        kernel_options(model, np.array(["a"]), np.array(["x", "y"]))
+    except ValueError:
+        return False
+    return True
+
+
+def _actor_call(actors):
+    def call(method, *args):
+        futures = [getattr(actor, method)(*args) for actor in actors]
+        return [future.result() for future in futures]
+    return call
+
+
+def _local_call(shards):
+    def call(method, *args):
+        return [getattr(shard, method)(*args) for shard in shards]
+    return call
+
+
+def _shards(client, sources, *, chains, entropy, gamma):
+    """Actors (or, without a client, objects here) of :class:`Shard`, one per source, and
+    their ``call``."""
+    if client is None:
+        shards = [Shard(source, s, chains, entropy, gamma) for s, source in enumerate(sources)]
+        return _local_call(shards)
+    futures = [client.submit(Shard, source, s, chains, entropy, gamma, actor=True,
+                             workers=None, pure=False)
+               for s, source in enumerate(sources)]
+    return _actor_call([future.result() for future in futures])
+
+
+def sample_on_cluster(labels: Labels, model: str = "dawid-skene", *, client=None,
+                      n_shards: int | None = None, draws: int = 1000, chains: int = 4,
+                      seed=None, tune: int = DEFAULT_TUNE, model_kwargs: dict | None = None,
+                      progress=None) -> xr.DataTree:
+    """Sample a Dawid–Skene-family ``model`` for ``labels`` with its items in ``n_shards``
+    shards (default: one per worker of ``client``; two without one) on ``client``'s workers,
+    or in this process with ``client=None`` (module docstring). Returns the trace, with the
+    per-draw plausibilities computed from the parameters when read."""
+    options = kernel_options(model, labels.annotators, labels.classes, **(model_kwargs or {}))
+    if n_shards is None:
+        n_shards = len(client.scheduler_info()["workers"]) if client is not None else 2
+    ranges = shard_ranges(labels, n_shards)
+    entropy = run_entropy(seed)
+    call = _shards(client, [labels.subset(slice(a, b)) for a, b in ranges], chains=chains,
+                   entropy=entropy, gamma=options["reliability"])
+    trace = sample_sharded(call, labels_meta={"annotators": labels.annotators,
+                                                    "classes": labels.classes},
+                           draws=draws, chains=chains, entropy=entropy, tune=tune,
+                           progress=progress, **options)
+    kernel = DawidSkeneKernel(Design(labels), options["member"],
+                              options["class_concentration"], options["reliability"])
+    posterior = trace["posterior"].to_dataset()
+    values = {name: posterior[name].values for name in posterior.data_vars}
+    lazy = kernel.compute_when_read(values)["plausibility"]
+    trace["posterior"] = xr.DataTree(posterior.assign(plausibility=(
+        ("chain", "draw", "item", "class"), lazy)).assign_coords(item=labels.items))
+    return trace
+
+
+class PartitionSource:
+    """A shard's Parquet files, read on the worker that holds the shard: the labels with the
+    run's annotators and classes (global ids), the items as they appear."""
+
+    def __init__(self, paths, columns: dict, annotators, classes):
+        self.paths, self.columns = [str(p) for p in paths], columns
+        self.annotators, self.classes = annotators, classes
+
+    def load(self) -> Labels:
+        frame = pd.concat([read_table(path) for path in self.paths], ignore_index=True)
+        return Labels.from_frame(frame, item=self.columns["item"],
+                                 annotator=self.columns["annotator"],
+                                 label=self.columns["label"], annotators=self.annotators,
+                                 classes=self.classes)
+
+
+def _distinct(path: str, columns: list[str]) -> list[np.ndarray]:
+    """The distinct values of ``columns`` in one Parquet file (its dictionaries)."""
+    frame = read_table(path)
+    return [pd.unique(frame[c].dropna().to_numpy()) for c in columns]
+
+
+def partition_files(path) -> list[Path]:
+    """The Parquet files of a partitioned dataset, in sorted order."""
+    files = sorted(Path(path).glob("**/*.parquet"))
+    if not files:
+        raise ValueError(f"{path}: no .parquet files (a partitioned dataset is a directory of "
+                         "them, every item's labels in one file)")
+    return files
+
+
+def sample_partitions(path, model: str = "dawid-skene", *, client=None,
+                      n_shards: int | None = None, draws: int = 1000, chains: int = 4,
+                      seed=None, tune: int = DEFAULT_TUNE, item: str | None = None,
+                      annotator: str | None = None, label: str | None = None,
+                      model_kwargs: dict | None = None, progress=None) -> xr.DataTree:
+    """Sample a Dawid–Skene-family ``model`` for the labels of a partitioned Parquet dataset
+    ``path`` (module docstring): its files are dealt to ``n_shards`` shards (default: one per
+    worker, or two), each read by its actor. Columns by crowd-kit's names or ``item=``,
+    ``annotator=``, ``label=``. Annotators and classes are indexed in sorted order. An item
+    whose labels are in two files is refused."""
+    files = partition_files(path)
+    schema = pq.read_schema(files[0])
+    columns = {}
+    for role, given in (("item", item), ("annotator", annotator), ("label", label)):
+        name = given or next((n for n in ROLES[role] if n in schema.names), None)
+        if name is None or name not in schema.names:
+            raise ValueError(f"{files[0]}: no {role} column (looked for "
+                             f"{given or '/'.join(ROLES[role])}; columns {schema.names})")
+        columns[role] = name
+    wanted = [columns["annotator"], columns["label"]]
+    if client is None:
+        distinct = [_distinct(str(f), wanted) for f in files]
+    else:
+        distinct = client.gather(client.map(_distinct, [str(f) for f in files],
+                                            columns=wanted, pure=False))
+    annotators = np.sort(pd.unique(np.concatenate([d[0] for d in distinct])))
+    classes = np.sort(pd.unique(np.concatenate([d[1] for d in distinct])))
+    options = kernel_options(model, annotators, classes, **(model_kwargs or {}))
+    if n_shards is None:
+        n_shards = len(client.scheduler_info()["workers"]) if client is not None else 2
+    n_shards = min(n_shards, len(files))
+    groups = [list(g) for g in np.array_split(np.array(files, dtype=object), n_shards)]
+    sources = [PartitionSource(g, columns, annotators, classes) for g in groups]
+    entropy = run_entropy(seed)
+    call = _shards(client, sources, chains=chains, entropy=entropy,
+                   gamma=options["reliability"])
+    items = np.concatenate(call("item_ids"))
+    repeated = pd.Index(items)[pd.Index(items).duplicated()]
+    if len(repeated):
+        raise ValueError(f"{path}: item {repeated[0]!r} has labels in two shards' files; "
+                         "partition the dataset by item")
+    return sample_sharded(call, labels_meta={"annotators": annotators, "classes": classes},
+                          draws=draws, chains=chains, entropy=entropy, tune=tune,
+                          progress=progress, **options)
+
+
+__all__ = ["PartitionSource", "kernel_options", "partition_files", "runs_on_cluster",
+           "sample_on_cluster", "sample_partitions"]
