@@ -68,6 +68,8 @@ def kernel_options(model: str, annotators, classes, **model_kwargs) -> dict:
 
 def runs_on_cluster(model: str) -> bool:
     """Whether ``model`` is a Dawid–Skene-family model (its chain can run over shards)."""
+    if entry(model).data != "labels":
+        return False
     try:
         kernel_options(model, np.array(["a"]), np.array(["x", "y"]))
     except ValueError:
