@@ -287,6 +287,7 @@ def _cluster_chain(args, console, output, saved) -> int:
                          "file")
     start = time.perf_counter()
     client = distributed.connect(args.scheduler, workers=args.workers or 2)
+    client_workers = client.scheduler_info()["workers"]
     try:
         if partitioned:
             description = f"{source} (partitioned, read by the workers)"
@@ -310,10 +311,10 @@ def _cluster_chain(args, console, output, saved) -> int:
         result.save(saved)
     if output is not None:
         write_table(frame, output)
-    posterior = result.trace["posterior"]
-    console.print(f"shards: {posterior.attrs['shards']} on the workers; the slowest shard's "
-                  f"sweeps {posterior.attrs['shard_seconds']:.1f} s of "
-                  f"{posterior.attrs['sampling_seconds']:.1f} s sampling")
+    trace = result.trace
+    console.print(f"{len(client_workers)} Dask workers; the slowest shard's sweeps "
+                  f"{float(trace['sample_stats']['shard_seconds'].sum()):.1f} s of "
+                  f"{trace['posterior'].attrs['sampling_seconds']:.1f} s sampling")
     _print_summary(console, args, result, frame, description, time.perf_counter() - start,
                    checked, output, saved)
     return 0

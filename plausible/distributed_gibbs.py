@@ -37,13 +37,9 @@ from plausible.data.labels import Labels
 from plausible.data.tables import read_table
 from plausible.data.validation import ROLES
 from plausible.inference.dawid_skene_sampler import DawidSkeneKernel, Design
-from plausible.inference.dawid_skene_shards import (Shard, run_entropy, sample_sharded,
-                                                     shard_ranges)
+from plausible.inference.dawid_skene_shards import Shard, sample_sharded, shard_ranges
 from plausible.inference.declarations import declared_sampler
 from plausible.models.registry import entry
-
-DEFAULT_TUNE = 100
-
 
 def kernel_options(model: str, annotators, classes, **model_kwargs) -> dict:
     """The Dawid–Skene-family sampler's ``member``, ``class_concentration`` and
@@ -90,22 +86,20 @@ def _local_call(shards):
     return call
 
 
-def _shards(client, sources, *, chains, entropy, gamma):
-    """Actors (or, without a client, objects here) of :class:`Shard`, one per source, and
-    their ``call``."""
+def _shards(client, sources, *, gamma):
+    """The ``call`` that runs a :class:`Shard` method on every shard, one per source: Dask
+    actors on ``client``'s workers, or (``client=None``) objects in this process."""
     if client is None:
-        shards = [Shard(source, s, chains, entropy, gamma) for s, source in enumerate(sources)]
-        return _local_call(shards)
-    futures = [client.submit(Shard, source, s, chains, entropy, gamma, actor=True,
-                             workers=None, pure=False)
+        return _local_call([Shard(source, s, gamma) for s, source in enumerate(sources)])
+    futures = [client.submit(Shard, source, s, gamma, actor=True, pure=False)
                for s, source in enumerate(sources)]
     return _actor_call([future.result() for future in futures])
 
 
 def sample_on_cluster(labels: Labels, model: str = "dawid-skene", *, client=None,
                       n_shards: int | None = None, draws: int = 1000, chains: int = 4,
-                      seed=None, tune: int = DEFAULT_TUNE, model_kwargs: dict | None = None,
-                      progress=None) -> xr.DataTree:
+                      seed=None, tune: int | None = None,
+                      model_kwargs: dict | None = None) -> xr.DataTree:
     """Sample a Dawid–Skene-family ``model`` for ``labels`` with its items in ``n_shards``
     shards (default: one per worker of ``client``; two without one) on ``client``'s workers,
     or in this process with ``client=None`` (module docstring). Returns the trace, with the
@@ -114,13 +108,11 @@ def sample_on_cluster(labels: Labels, model: str = "dawid-skene", *, client=None
     if n_shards is None:
         n_shards = len(client.scheduler_info()["workers"]) if client is not None else 2
     ranges = shard_ranges(labels, n_shards)
-    entropy = run_entropy(seed)
-    call = _shards(client, [labels.subset(slice(a, b)) for a, b in ranges], chains=chains,
-                   entropy=entropy, gamma=options["reliability"])
-    trace = sample_sharded(call, labels_meta={"annotators": labels.annotators,
-                                                    "classes": labels.classes},
-                           draws=draws, chains=chains, entropy=entropy, tune=tune,
-                           progress=progress, **options)
+    call = _shards(client, [labels.subset(slice(a, b)) for a, b in ranges],
+                   gamma=options["reliability"])
+    trace = sample_sharded(call, items=labels.items, annotators=labels.annotators,
+                           classes=labels.classes, draws=draws, chains=chains, seed=seed,
+                           tune=tune, **options)
     kernel = DawidSkeneKernel(Design(labels), options["member"],
                               options["class_concentration"], options["reliability"])
     posterior = trace["posterior"].to_dataset()
@@ -164,9 +156,9 @@ def partition_files(path) -> list[Path]:
 
 def sample_partitions(path, model: str = "dawid-skene", *, client=None,
                       n_shards: int | None = None, draws: int = 1000, chains: int = 4,
-                      seed=None, tune: int = DEFAULT_TUNE, item: str | None = None,
+                      seed=None, tune: int | None = None, item: str | None = None,
                       annotator: str | None = None, label: str | None = None,
-                      model_kwargs: dict | None = None, progress=None) -> xr.DataTree:
+                      model_kwargs: dict | None = None) -> xr.DataTree:
     """Sample a Dawid–Skene-family ``model`` for the labels of a partitioned Parquet dataset
     ``path`` (module docstring): its files are dealt to ``n_shards`` shards (default: one per
     worker, or two), each read by its actor. Columns by crowd-kit's names or ``item=``,
@@ -195,17 +187,14 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
     n_shards = min(n_shards, len(files))
     groups = [list(g) for g in np.array_split(np.array(files, dtype=object), n_shards)]
     sources = [PartitionSource(g, columns, annotators, classes) for g in groups]
-    entropy = run_entropy(seed)
-    call = _shards(client, sources, chains=chains, entropy=entropy,
-                   gamma=options["reliability"])
+    call = _shards(client, sources, gamma=options["reliability"])
     items = np.concatenate(call("item_ids"))
     repeated = pd.Index(items)[pd.Index(items).duplicated()]
     if len(repeated):
         raise ValueError(f"{path}: item {repeated[0]!r} has labels in two shards' files; "
                          "partition the dataset by item")
-    return sample_sharded(call, labels_meta={"annotators": annotators, "classes": classes},
-                          draws=draws, chains=chains, entropy=entropy, tune=tune,
-                          progress=progress, **options)
+    return sample_sharded(call, items=items, annotators=annotators, classes=classes,
+                          draws=draws, chains=chains, seed=seed, tune=tune, **options)
 
 
 __all__ = ["PartitionSource", "kernel_options", "partition_files", "runs_on_cluster",

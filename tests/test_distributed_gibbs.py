@@ -3,6 +3,7 @@ same shards in this process, the same posterior as the one-process sampler, and 
 Parquet dataset read by the workers."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import plausible as pl
@@ -92,3 +93,26 @@ def test_other_models_and_the_collapsed_sweep_are_refused_by_name(labels):
     with pytest.raises(ValueError, match="runs the joint scan"):
         dg.sample_on_cluster(labels, "dawid-skene", draws=5,
                              model_kwargs={"sampler": "collapsed"})
+
+
+def test_the_command_line_runs_the_chain_on_workers_reading_a_partitioned_dataset(
+        labels, tmp_path, capsys):
+    from plausible.cli import main
+
+    frame = labels.to_frame().rename(columns={"item": "task", "annotator": "worker"})
+    (tmp_path / "parts").mkdir()
+    for k, part in enumerate(np.array_split(frame["task"].unique(), 2)):
+        frame[frame["task"].isin(part)].to_parquet(tmp_path / "parts" / f"{k}.parquet")
+    out = tmp_path / "out.csv"
+    code = main(["aggregate", str(tmp_path / "parts"), "--model", "dawid-skene", "--workers",
+                 "1", "--draws", "100", "--chains", "2", "--no-progress", "-o", str(out)])
+    text = capsys.readouterr().out
+    assert code == 0 and "1 Dask workers" in text and "read by the workers" in text
+    table = pl.aggregation.label_table(dg.sample_partitions(tmp_path / "parts", n_shards=1,
+                                                            draws=100, chains=2, seed=0))
+    written = pd.read_csv(out).set_index("item")
+    np.testing.assert_allclose(written.loc[table.index, "certainty_top1"],
+                               table["certainty_top1"])  # one shard, the same seed
+    assert main(["aggregate", str(tmp_path / "parts"), "--model", "dawid-skene", "--workers",
+                 "1", "--store", str(tmp_path / "s")]) == 2
+    assert "--store keeps shards of item-independent models" in capsys.readouterr().err

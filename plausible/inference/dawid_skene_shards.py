@@ -13,23 +13,27 @@ and an item half that meet only through count tensors:
    then the shard's counts, returned to the driver, which sums them (over shards, in shard
    order) for the next sweep.
 
-A kept sweep records ``pi`` and the member's parameters on the driver; each shard folds its
-items' class posteriors ``p_i`` of that sweep into its summaries (posterior mean and top-1
-counts, :class:`plausible.metrics.accumulated.Accumulator`), so no per-draw, per-item array
-exists anywhere. Each chain's last classes stay on the shards (``final_classes``).
+:class:`ShardedKernel` is that scan as a kernel of the one driver
+(:mod:`plausible.inference.driver`: chains, warm-up, thinning, ``draws="auto"``): a kept sweep
+records ``pi`` and the member's parameters; each shard folds its items' class posteriors
+``p_i`` of that sweep into its summaries (posterior mean and top-1 counts), so no per-draw,
+per-item array exists anywhere; at the end of a chain its summaries and last classes come
+back as per-chain statistics, and :func:`sample_sharded` moves the summaries into the
+trace's ``plausibility_summary`` group (:mod:`plausible.metrics.accumulated`).
 
-**Seeds.** With ``entropy`` (an integer, :func:`run_entropy`), chain ``c``'s driver draws come
-from ``SeedSequence(entropy, spawn_key=(c,))`` and shard ``s``'s class draws in chain ``c``
-from ``SeedSequence(entropy, spawn_key=(c, 1 + s))``: the draws depend on the seed and the
-shard layout only, not on where a shard runs (a thread, another process, a Dask worker). This
-is a different Markov chain from the one-process sampler's (which draws every item's uniform
-from its chain's generator), with the same stationary distribution.
+**Seeds.** A chain starts by drawing a 63-bit key from its generator; shard ``s`` draws that
+chain's classes from ``SeedSequence(key, spawn_key=(s,))``. So the draws depend on the seed
+and the shard layout only, not on where a shard runs (a thread, another process, a Dask
+worker). This is a different Markov chain from the one-process sampler's (which draws every
+item's uniform from its chain's generator), with the same stationary distribution.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import xarray as xr
@@ -37,13 +41,12 @@ import xarray as xr
 from plausible.data.labels import Labels
 from plausible.inference import dawid_skene_kernel as kernel_code
 from plausible.inference.dawid_skene_sampler import DEFAULT_TUNE, Design
-from plausible.inference.driver import assemble
-from plausible.metrics.accumulated import GROUP, Accumulator
+from plausible.inference.driver import sample_kernel
+from plausible.inference.kernel import Variable
+from plausible.metrics.accumulated import GROUP, fold
 
-
-def run_entropy(seed) -> int:
-    """The integer entropy of a run's seeds (``seed`` itself, or fresh entropy for None)."""
-    return int(np.random.SeedSequence(seed).entropy)
+SUMMARIES = ("plausibility_mean", "plausibility_top1_share")
+"""The per-chain statistics a chain's shards summarise its kept sweeps in."""
 
 
 def shard_ranges(labels: Labels, n_shards: int) -> list[tuple[int, int]]:
@@ -55,145 +58,186 @@ def shard_ranges(labels: Labels, n_shards: int) -> list[tuple[int, int]]:
     return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
 
 
+@dataclass
+class _Chain:
+    """One chain's part of a shard: classes, counts, generator, summaries of kept sweeps."""
+
+    z: np.ndarray
+    counts: np.ndarray
+    class_counts: np.ndarray
+    rng: np.random.Generator
+    buffer: np.ndarray
+    total: np.ndarray
+    top: np.ndarray
+    kept: int = 0
+
+
 class Shard:
-    """One block of items of every chain: its labels (``labels``, whose annotators and classes
-    are the run's, indexed globally; or a source whose ``load()`` reads them where the shard
-    is built), each chain's classes, counts and generator, and the summaries of its kept
-    sweeps. ``index``: the shard's place in the layout (its seeds).
+    """One block of items: its labels (``labels``, whose annotators and classes are the run's,
+    indexed globally; or a source whose ``load()`` reads them where the shard is built) and,
+    per chain (by the chain's key), its classes, counts, generator and the summaries of its
+    kept sweeps. ``index``: the shard's place in the layout (its seeds).
 
     Runs wherever it is built (in-process, or as a Dask actor); every method takes and
-    returns numpy arrays only."""
+    returns numbers and numpy arrays only."""
 
-    def __init__(self, labels, index: int, chains: int, entropy: int, gamma: float,
-                 dtype=np.float32):
+    def __init__(self, labels, index: int, gamma: float, dtype=np.float32):
         if not isinstance(labels, Labels):
             labels = labels.load()
         self.design = Design(labels)
         self.items = labels.items
-        self.gamma = float(gamma)
-        design, C = self.design, labels.n_classes
-        self.rngs = [np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(c, 1 + index)))
-                     for c in range(chains)]
-        shares = np.cumsum(design.label_shares(), axis=1)
-        self.z = [np.minimum((rng.random((design.n_items, 1)) > shares).sum(axis=1), C - 1)
-                  for rng in self.rngs]
-        self.counts = np.zeros((chains, design.n_annotators * C, C), dtype=np.int64)
-        self.class_counts = np.zeros((chains, C), dtype=np.int64)
-        for c in range(chains):
-            kernel_code.count_labels(design.offsets, design.code, self.z[c], self.counts[c],
-                                     self.class_counts[c], 0, design.n_items)
-        self.summary = Accumulator(chains, design.n_items, C)
-        self.buffer = np.zeros((design.n_items, C), dtype=dtype)
-        self._no_store = np.empty((0, C), dtype=dtype)
+        self.index, self.gamma, self.dtype = int(index), float(gamma), dtype
+        self.chains: dict[int, _Chain] = {}
+        self.lock = threading.Lock()
 
     def item_ids(self) -> np.ndarray:
         """The shard's item ids, in its order."""
         return self.items
 
-    def state(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(counts (chain, annotator * C + label, class), class_counts (chain, class))``."""
-        return self.counts.copy(), self.class_counts.copy()
+    def start_chain(self, key: int) -> tuple[np.ndarray, np.ndarray]:
+        """A new chain (``key``): each item's class drawn from its label shares. Returns its
+        counts ``(annotator * C + label, class)`` and class counts ``(class,)``."""
+        design, C = self.design, self.design.n_classes
+        rng = np.random.default_rng(np.random.SeedSequence(key, spawn_key=(self.index,)))
+        shares = np.cumsum(design.label_shares(), axis=1)
+        z = np.minimum((rng.random((design.n_items, 1)) > shares).sum(axis=1), C - 1)
+        chain = _Chain(z, np.zeros((design.n_annotators * C, C), dtype=np.int64),
+                       np.zeros(C, dtype=np.int64), rng,
+                       np.zeros((design.n_items, C), dtype=self.dtype),
+                       np.zeros((design.n_items, C)), np.zeros((design.n_items, C), np.int64))
+        kernel_code.count_labels(design.offsets, design.code, z, chain.counts,
+                                 chain.class_counts, 0, design.n_items)
+        with self.lock:
+            self.chains[key] = chain
+        return chain.counts.copy(), chain.class_counts.copy()
 
-    def sweep(self, tables: np.ndarray, log_pis: np.ndarray, keep: bool):
-        """One sweep of every chain's classes given ``tables (chain, annotator * C + label,
-        class)`` and ``log_pis (chain, class)``; ``keep``: fold the class posteriors into the
-        summaries. Returns :meth:`state`, the items whose class changed ``(chain,)`` and the
+    def sweep(self, key: int, table: np.ndarray, log_pi: np.ndarray, keep: bool):
+        """One sweep of chain ``key``'s classes given ``table (annotator * C + label,
+        class)`` and ``log_pi (class,)``; ``keep``: fold the class posteriors into the
+        summaries. Returns the counts, class counts, items whose class changed and the
         sweep's seconds here."""
         began = time.perf_counter()
-        design = self.design
-        changed = np.zeros(len(self.rngs), dtype=np.int64)
-        for c, rng in enumerate(self.rngs):
-            u = rng.random(design.n_items)
-            store = self.buffer if keep else self._no_store
-            changed[c] = kernel_code.class_sweep(design.offsets, design.code, tables[c],
-                                                 log_pis[c], self.gamma, u, self.z[c],
-                                                 self.counts[c], self.class_counts[c], store,
-                                                 0, design.n_items)
-            if keep:
-                self.summary.add(c, self.buffer)
-        return *self.state(), changed, time.perf_counter() - began
+        design, chain = self.design, self.chains[key]
+        u = chain.rng.random(design.n_items)
+        store = chain.buffer if keep else chain.buffer[:0]
+        changed = kernel_code.class_sweep(design.offsets, design.code, table, log_pi,
+                                          self.gamma, u, chain.z, chain.counts,
+                                          chain.class_counts, store, 0, design.n_items)
+        if keep:
+            fold(chain.buffer, chain.total, chain.top)
+            chain.kept += 1
+        return (chain.counts.copy(), chain.class_counts.copy(), int(changed),
+                time.perf_counter() - began)
 
-    def summaries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(items, mean (chain, item, class), top1 counts (chain, item, class))``, the draws
-        folded so far in ``self.summary.draws``."""
-        return self.items, self.summary.total / self.summary.draws[:, None, None], \
-            self.summary.top
-
-    def final_classes(self) -> np.ndarray:
-        """Each chain's current classes ``(chain, item)``."""
-        return np.stack(self.z)
+    def finish_chain(self, key: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Chain ``key``'s last classes ``(item,)``, posterior mean ``(item, class)`` and top-1
+        shares of its kept sweeps; the chain is released."""
+        with self.lock:
+            chain = self.chains.pop(key)
+        n = max(chain.kept, 1)
+        return chain.z, chain.total / n, chain.top / n
 
 
-def sample_sharded(call: Callable, *, labels_meta: dict, member, class_concentration,
-                   reliability: float, draws: int, chains: int, entropy: int,
-                   tune: int = DEFAULT_TUNE, progress=None) -> xr.DataTree:
-    """Run the scan of the module docstring over the shards that ``call(method, *args)``
-    reaches: it runs ``method`` on every :class:`Shard` and returns their results in shard
-    order (in-process or on a cluster). ``labels_meta``: the run's ``annotators`` and
-    ``classes``. The trace: posterior
-    ``class_prior`` and the member's variables per kept draw; ``plausibility_summary``;
-    ``sample_stats/classes_changed`` and ``final_class (chain, item)``; the posterior's
-    ``sampling_seconds`` and ``shard_seconds`` (the slowest shard's sweeps, summed over
-    sweeps: the rest of the sweeps' time is the driver's draws and the shards' round trips).
-    ``progress(done, total)`` is called after every sweep."""
-    annotators, classes = labels_meta["annotators"], labels_meta["classes"]
-    J, C = len(annotators), len(classes)
-    a = np.asarray(class_concentration, dtype=np.float64)
-    gamma = float(reliability)
-    rngs = [np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(c,)))
-            for c in range(chains)]
-    states = [member.start(J, C) for _ in range(chains)]
-    stored = member.stored(J, C)
-    values = {"class_prior": np.zeros((chains, draws, C)),
-              **{name: np.zeros((chains, draws, *shape)) for name, (_, shape) in stored.items()}}
-    changed = np.zeros((chains, draws), dtype=np.int64)
-    tables = np.zeros((chains, J * C, C))
-    log_pis = np.zeros((chains, C))
-    empty = np.empty(0)
-    start = time.perf_counter()
-    shard_seconds = 0.0
-    counts, class_counts = _summed(call("state"))
-    for t in range(tune + draws):
-        for c in range(chains):
-            states[c] = member.draw(rngs[c], counts[c][None], gamma, tables[c], states[c])
-            kernel_code.draw_class_prior(rngs[c], class_counts[c][None], a, log_pis[c], empty)
-        kept = t >= tune
-        results = call("sweep", tables, log_pis, kept)
-        shard_seconds += max(r[3] for r in results)
-        if kept:
-            d = t - tune
-            for c in range(chains):
-                values["class_prior"][c, d] = np.exp(log_pis[c])
-                for name, value in member.values(tables[c], states[c]).items():
-                    values[name][c, d] = value
-            changed[:, d] = sum(r[2] for r in results)
-        counts, class_counts = _summed(r[:2] for r in results)
-        if progress is not None:
-            progress(t + 1, tune + draws)
-    seconds = time.perf_counter() - start
-    parts = call("summaries")
-    finals = call("final_classes")
-    index = {"chain": np.arange(chains), "draw": np.arange(draws)}
-    coords = {"annotator": annotators, "class": classes, "label_class": classes}
-    posterior = xr.Dataset(
-        {"class_prior": (("chain", "draw", "class"), values["class_prior"]),
-         **{name: (("chain", "draw", *dims), values[name]) for name, (dims, _) in stored.items()}},
-        coords={**index, **{k: v for k, v in coords.items() if k != "label_class" or C}},
-        attrs={"sampler": __name__, "tune": int(tune), "thin": 1,
-               "sampling_seconds": seconds, "shard_seconds": shard_seconds,
-               "computed_when_read": "plausibility", "shards": len(parts)})
-    items = np.concatenate([p[0] for p in parts])
-    summary = xr.Dataset(
-        {"mean": (("chain", "item", "class"), np.concatenate([p[1] for p in parts], axis=1)),
-         "top1_share": (("chain", "item", "class"),
-                        np.concatenate([p[2] for p in parts], axis=1) / draws)},
-        coords={"chain": index["chain"], "item": items, "class": classes}, attrs={"draws": draws})
-    stats = xr.Dataset({"classes_changed": (("chain", "draw"), changed),
-                        "final_class": (("chain", "item"), np.concatenate(finals, axis=1))},
-                       coords={**index, "item": items})
-    constant = xr.Dataset({"reliability": gamma}, coords={"class": classes,
-                                                          "label_class": classes})
-    trace = assemble(posterior, sample_stats=stats, constant_data=constant)
+@dataclass
+class ShardedState:
+    """A chain's global half: its key, the summed counts, the member's state and table, log
+    pi, and the seconds its slowest shard spent per sweep (summed)."""
+
+    key: int
+    counts: np.ndarray
+    class_counts: np.ndarray
+    member_state: object
+    table: np.ndarray
+    log_pi: np.ndarray
+    shard_seconds: float = 0.0
+
+
+class ShardedKernel:
+    """The scan of the module docstring for a member of the family (``member``, class
+    concentration ``a``, reliability ``gamma``) over the shards ``call`` reaches:
+    ``call(method, *args)`` runs a :class:`Shard` method on every shard and returns their
+    results in shard order. ``n_annotators``, ``n_classes``, ``n_items``: the run's."""
+
+    name = "plausible.inference.dawid_skene_shards"
+    default_tune = DEFAULT_TUNE
+    default_thin = 1
+
+    def __init__(self, call: Callable, member, a, gamma: float, *, n_annotators: int,
+                 n_classes: int, n_items: int):
+        self.call, self.member, self.gamma = call, member, float(gamma)
+        self.a = np.asarray(a, dtype=np.float64)
+        J, C, N = n_annotators, n_classes, n_items
+        self.shape = (J, C)
+        self.variables = {
+            "class_prior": Variable(("class",), (C,)),
+            **{name: Variable(dims, shape) for name, (dims, shape) in member.stored(J, C).items()}}
+        self.stats = {"classes_changed": Variable((), (), np.int64)}
+        self.chain_stats = {"final_class": Variable(("item",), (N,), np.int64),
+                            SUMMARIES[0]: Variable(("item", "class"), (N, C)),
+                            SUMMARIES[1]: Variable(("item", "class"), (N, C)),
+                            "shard_seconds": Variable((), ())}
+
+    def start(self, rng):
+        """A chain keyed by a draw from its generator, started on every shard."""
+        key = int(rng.integers(2**63))
+        counts, class_counts = _summed(self.call("start_chain", key))
+        J, C = self.shape
+        return ShardedState(key, counts, class_counts, self.member.start(J, C),
+                            np.zeros((J * C, C)), np.zeros(C))
+
+    def sweep(self, rng, state, out):
+        """The global half given the summed counts, then every shard's classes."""
+        state.member_state = self.member.draw(rng, state.counts[None], self.gamma, state.table,
+                                              state.member_state)
+        kernel_code.draw_class_prior(rng, state.class_counts[None], self.a, state.log_pi,
+                                     np.empty(0))
+        results = self.call("sweep", state.key, state.table, state.log_pi, out is not None)
+        state.counts, state.class_counts = _summed(r[:2] for r in results)
+        state.shard_seconds += max(r[3] for r in results)
+        if out is not None:
+            out["class_prior"][...] = np.exp(state.log_pi)
+            for name, value in self.member.values(state.table, state.member_state).items():
+                out[name][...] = value
+            out["classes_changed"][...] = sum(r[2] for r in results)
+        return state
+
+    def finish(self, state, out):
+        """The chain's last classes and its shards' summaries, in shard order."""
+        parts = self.call("finish_chain", state.key)
+        out["final_class"][...] = np.concatenate([p[0] for p in parts])
+        out[SUMMARIES[0]][...] = np.concatenate([p[1] for p in parts])
+        out[SUMMARIES[1]][...] = np.concatenate([p[2] for p in parts])
+        out["shard_seconds"][...] = state.shard_seconds
+
+
+def sample_sharded(call: Callable, *, items, annotators, classes, member,
+                   class_concentration, reliability: float, draws: int | str = 1000,
+                   chains: int = 4, seed=None, tune: int | None = None, until=None,
+                   max_seconds: float | None = None, max_draws: int | None = None
+                   ) -> xr.DataTree:
+    """Sample :class:`ShardedKernel` over the shards ``call`` reaches (their ``items`` in shard
+    order, the run's ``annotators`` and ``classes``) with the driver
+    (:func:`~plausible.inference.driver.sample_kernel`; ``draws="auto"`` with ``until``,
+    ``max_seconds``, ``max_draws``). Chains run one after another (their shards are busy with
+    one sweep at a time). The trace: posterior ``class_prior`` and the member's variables;
+    ``plausibility_summary``; ``sample_stats`` ``classes_changed``, ``final_class (chain,
+    item)`` and ``shard_seconds (chain,)`` (the slowest shard's time per sweep, summed: the
+    rest of ``sampling_seconds`` is the driver's draws and the round trips)."""
+    kernel = ShardedKernel(call, member, class_concentration, reliability,
+                           n_annotators=len(annotators), n_classes=len(classes),
+                           n_items=len(items))
+    constant = xr.Dataset({"reliability": float(reliability)},
+                          coords={"class": classes, "label_class": classes})
+    trace = sample_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, cores=1,
+                          until=until, max_seconds=max_seconds, max_draws=max_draws,
+                          coords={"item": items, "class": classes, "annotator": annotators,
+                                  "label_class": classes},
+                          constant_data=constant,
+                          attrs={"computed_when_read": "plausibility"})
+    stats = trace["sample_stats"].to_dataset()
+    summary = xr.Dataset({"mean": stats[SUMMARIES[0]], "top1_share": stats[SUMMARIES[1]]},
+                         attrs={"draws": trace["posterior"].sizes["draw"]})
+    trace["sample_stats"] = xr.DataTree(stats.drop_vars(list(SUMMARIES)))
     trace[GROUP] = xr.DataTree(summary)
     return trace
 
@@ -208,4 +252,4 @@ def _summed(results) -> tuple[np.ndarray, np.ndarray]:
     return counts, class_counts
 
 
-__all__ = ["Shard", "run_entropy", "sample_sharded", "shard_ranges"]
+__all__ = ["SUMMARIES", "Shard", "ShardedKernel", "sample_sharded", "shard_ranges"]
