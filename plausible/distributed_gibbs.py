@@ -91,9 +91,10 @@ def _shards(client, sources, *, gamma):
     actors on ``client``'s workers, or (``client=None``) objects in this process."""
     if client is None:
         return _local_call([Shard(source, s, gamma) for s, source in enumerate(sources)])
-    futures = [client.submit(Shard, source, s, gamma, actor=True, pure=False)
-               for s, source in enumerate(sources)]
-    return _actor_call([future.result() for future in futures])
+    with client.as_current():  # an actor binds to the current client, not its future's
+        futures = [client.submit(Shard, source, s, gamma, actor=True, pure=False)
+                   for s, source in enumerate(sources)]
+        return _actor_call([future.result() for future in futures])
 
 
 def sample_on_cluster(labels: Labels, model: str = "dawid-skene", *, client=None,
@@ -132,11 +133,19 @@ class PartitionSource:
         self.annotators, self.classes = annotators, classes
 
     def load(self) -> Labels:
-        frame = pd.concat([read_table(path) for path in self.paths], ignore_index=True)
-        return Labels.from_frame(frame, item=self.columns["item"],
-                                 annotator=self.columns["annotator"],
-                                 label=self.columns["label"], annotators=self.annotators,
-                                 classes=self.classes)
+        """The files' labels, read one file at a time (a file's table is freed before the
+        next is read); items numbered file after file."""
+        parts = []
+        for path in self.paths:
+            parts.append(Labels.from_frame(read_table(path), item=self.columns["item"],
+                                           annotator=self.columns["annotator"],
+                                           label=self.columns["label"],
+                                           annotators=self.annotators, classes=self.classes))
+        first = np.cumsum([0] + [p.n_items for p in parts[:-1]])
+        return Labels(np.concatenate([p.item + f for p, f in zip(parts, first)]),
+                      np.concatenate([p.annotator for p in parts]),
+                      np.concatenate([p.label for p in parts]),
+                      np.concatenate([p.items for p in parts]), self.annotators, self.classes)
 
 
 def _distinct(path: str, columns: list[str]) -> list[np.ndarray]:
