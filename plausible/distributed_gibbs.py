@@ -126,26 +126,24 @@ def sample_on_cluster(labels: Labels, model: str = "dawid-skene", *, client=None
 
 class PartitionSource:
     """A shard's Parquet files, read on the worker that holds the shard: the labels with the
-    run's annotators and classes (global ids), the items as they appear."""
+    run's annotators and classes (global ids), the items as they appear, file after file."""
 
     def __init__(self, paths, columns: dict, annotators, classes):
         self.paths, self.columns = [str(p) for p in paths], columns
         self.annotators, self.classes = annotators, classes
 
-    def load(self) -> Labels:
-        """The files' labels, read one file at a time (a file's table is freed before the
-        next is read); items numbered file after file."""
-        parts = []
+    def load(self) -> tuple[Design, np.ndarray]:
+        """The files' labels in the sampler's layout and their item ids, read one file at a
+        time (a file's table and labels are freed before the next is read)."""
+        designs, items = [], []
         for path in self.paths:
-            parts.append(Labels.from_frame(read_table(path), item=self.columns["item"],
-                                           annotator=self.columns["annotator"],
-                                           label=self.columns["label"],
-                                           annotators=self.annotators, classes=self.classes))
-        first = np.cumsum([0] + [p.n_items for p in parts[:-1]])
-        return Labels(np.concatenate([p.item + f for p, f in zip(parts, first)]),
-                      np.concatenate([p.annotator for p in parts]),
-                      np.concatenate([p.label for p in parts]),
-                      np.concatenate([p.items for p in parts]), self.annotators, self.classes)
+            labels = Labels.from_frame(read_table(path), item=self.columns["item"],
+                                       annotator=self.columns["annotator"],
+                                       label=self.columns["label"],
+                                       annotators=self.annotators, classes=self.classes)
+            designs.append(Design(labels))
+            items.append(labels.items)
+        return Design.concatenate(designs), np.concatenate(items)
 
 
 def _distinct(path: str, columns: list[str]) -> list[np.ndarray]:

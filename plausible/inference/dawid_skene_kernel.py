@@ -166,6 +166,19 @@ def draw_class_prior(rng, class_counts, a, log_pi, u):  # pragma: no cover - com
 
 
 @numba.njit(cache=True, nogil=True)
+def label_shares(offsets, code, out):  # pragma: no cover - compiled
+    """``out[i, x]``: the share of item ``i``'s labels that are ``x`` (``out`` zeros ``(item,
+    class)``), without a temporary per label."""
+    n_classes = out.shape[1]
+    for i in range(out.shape[0]):
+        for k in range(offsets[i], offsets[i + 1]):
+            out[i, code[k] % n_classes] += 1.0
+        n = offsets[i + 1] - offsets[i]
+        for x in range(n_classes):
+            out[i, x] /= n
+
+
+@numba.njit(cache=True, nogil=True)
 def count_labels(offsets, code, z, counts, class_counts, start, stop):  # pragma: no cover
     """Add items ``start..stop``'s labels to ``counts (code, class)`` under their classes
     ``z`` and the items to ``class_counts (class,)``."""

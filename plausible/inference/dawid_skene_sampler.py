@@ -86,8 +86,28 @@ class Design:
         self.offsets = by_item.offsets
         self.code = (by_item.partner * C + by_item.label).astype(np.int32)
         self.n_items, self.n_annotators, self.n_classes = (labels.n_items, labels.n_annotators, C)
-        self.most_labels = int(np.bincount(labels.annotator, minlength=1).max(initial=0))
+        self.annotator_labels = np.bincount(labels.annotator, minlength=labels.n_annotators)
+        self.most_labels = int(self.annotator_labels.max(initial=0))
         self.repeats = repeated_annotators(self.offsets, self.code, C)
+
+    @classmethod
+    def concatenate(cls, designs) -> Design:
+        """One design of ``designs``' items, one after another (the same annotators and
+        classes): a shard read file by file never holds more than one file's labels in the
+        layout's temporaries."""
+        designs = list(designs)
+        first = designs[0]
+        design = cls.__new__(cls)
+        shifts = np.cumsum([0] + [d.offsets[-1] for d in designs[:-1]])
+        design.offsets = np.concatenate([first.offsets[:1]] + [d.offsets[1:] + shift
+                                                               for d, shift in zip(designs, shifts)])
+        design.code = np.concatenate([d.code for d in designs])
+        design.n_items = sum(d.n_items for d in designs)
+        design.n_annotators, design.n_classes = first.n_annotators, first.n_classes
+        design.annotator_labels = np.sum([d.annotator_labels for d in designs], axis=0)
+        design.most_labels = int(design.annotator_labels.max(initial=0))
+        design.repeats = np.concatenate([d.repeats for d in designs])
+        return design
 
     def parts(self, n_parts: int) -> list[tuple[int, int]]:
         """``n_parts`` contiguous item ranges with about equal numbers of labels."""
@@ -105,11 +125,9 @@ class Design:
 
     def label_shares(self) -> np.ndarray:
         """``(item, class)``: each item's labels' class shares."""
-        C = self.n_classes
-        item = np.repeat(np.arange(self.n_items), np.diff(self.offsets))
-        shares = np.bincount(item * C + self.code % C, minlength=self.n_items * C)
-        shares = shares.reshape(self.n_items, C).astype(np.float64)
-        return shares / shares.sum(axis=1, keepdims=True)
+        shares = np.zeros((self.n_items, self.n_classes))
+        kernel_code.label_shares(self.offsets, self.code, shares)
+        return shares
 
 
 class ChainState:

@@ -74,7 +74,8 @@ class _Chain:
 
 class Shard:
     """One block of items: its labels (``labels``, whose annotators and classes are the run's,
-    indexed globally; or a source whose ``load()`` reads them where the shard is built) and,
+    indexed globally; or a source whose ``load()`` reads them where the shard is built, as
+    ``(design, item ids)``) and,
     per chain (by the chain's key), its classes, counts, generator and the summaries of its
     kept sweeps. ``index``: the shard's place in the layout (its seeds).
 
@@ -82,10 +83,10 @@ class Shard:
     returns numbers and numpy arrays only."""
 
     def __init__(self, labels, index: int, gamma: float, dtype=np.float32):
-        if not isinstance(labels, Labels):
-            labels = labels.load()
-        self.design = Design(labels)
-        self.items = labels.items
+        if isinstance(labels, Labels):
+            self.design, self.items = Design(labels), labels.items
+        else:
+            self.design, self.items = labels.load()
         self.index, self.gamma, self.dtype = int(index), float(gamma), dtype
         self.chains: dict[int, _Chain] = {}
         self.lock = threading.Lock()

@@ -219,3 +219,12 @@ def test_lazy_blocks_hold_no_more_confusion_tables_than_the_budget():
     assert max(lazy.posterior["plausibility"].chunks[1]) == 3
     np.testing.assert_allclose(lazy.posterior["plausibility"].values,
                                stored.posterior["plausibility"].values, rtol=1e-6, atol=1e-30)
+
+
+def test_designs_concatenated_file_by_file_equal_the_design_of_all_the_labels():
+    labels = labels_of(n_items=90, seed=4)
+    parts = [labels.subset(slice(a, b)) for a, b in ((0, 20), (20, 61), (61, 90))]
+    whole, joined = Design(labels), Design.concatenate(Design(p) for p in parts)
+    for name in ("offsets", "code", "repeats", "annotator_labels"):
+        np.testing.assert_array_equal(getattr(joined, name), getattr(whole, name), err_msg=name)
+    assert (joined.n_items, joined.most_labels) == (whole.n_items, whole.most_labels)
