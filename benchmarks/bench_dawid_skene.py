@@ -79,9 +79,9 @@ def simulate(n_items: int, per_item: int, n_annotators: int, n_classes: int, see
 
 
 @numba.njit(nogil=True)
-def plain_gibbs(item, code, n_items, n_annotators, n_classes, beta, sweeps, tune, seed, out):
-    """The floor: the plainest exact Gibbs sampler of Dawid–Skene (module docstring); writes
-    the class posteriors of the kept sweeps into ``out (draw, item, class)``."""
+def plain_gibbs(item, code, n_items, n_annotators, n_classes, beta, sweeps, tune, seed, mean):
+    """The floor: the plainest exact Gibbs sampler of Dawid–Skene (module docstring); adds
+    the kept sweeps' class posteriors, averaged, into ``mean (item, class)``."""
     np.random.seed(seed)
     C = n_classes
     z = np.zeros(n_items, dtype=np.int64)
@@ -115,7 +115,7 @@ def plain_gibbs(item, code, n_items, n_annotators, n_classes, beta, sweeps, tune
             p = np.exp(log_pi + L[i] - (log_pi + L[i]).max())
             p /= p.sum()
             if it >= tune:
-                out[it - tune, i] = p
+                mean[i] += p / (sweeps - tune)
             z[i] = min(np.searchsorted(np.cumsum(p), np.random.random(), side="right"), C - 1)
 
 
@@ -164,16 +164,14 @@ def part_one(args):
     code = (labels.annotator[order] * labels.n_classes + labels.label[order]).astype(np.int64)
     beta = dawid_skene.confusion_concentration(labels.n_classes, (4.0, 1.0))
     sweeps, tune = 1100, 100
-    outs = [np.empty((sweeps - tune, labels.n_items, labels.n_classes), dtype=np.float32)
-            for _ in range(args.chains)]
+    means = [np.zeros((labels.n_items, labels.n_classes)) for _ in range(args.chains)]
     plain_gibbs(design_item[:100], code[:100], 5, labels.n_annotators, labels.n_classes, beta,
-                2, 1, 0, np.empty((1, 5, labels.n_classes), dtype=np.float32))  # compile
+                2, 1, 0, np.zeros((5, labels.n_classes)))  # compile
     with Timer() as floor_time, ThreadPoolExecutor(args.cores) as pool:
         list(pool.map(lambda c: plain_gibbs(design_item, code, labels.n_items, labels.n_annotators,
-                                            labels.n_classes, beta, sweeps, tune, c, outs[c]),
+                                            labels.n_classes, beta, sweeps, tune, c, means[c]),
                       range(args.chains)))
-    floor_mean = np.mean([o.mean(axis=0) for o in outs], axis=0)
-    del outs
+    floor_mean = np.mean(means, axis=0)
 
     em_iterations = len(em.loss_history_)
     print(f"crowd-kit DawidSkene EM ({em_iterations} iterations): {em_time.wall:7.1f} s   "

@@ -42,14 +42,13 @@ import time
 import warnings
 from pathlib import Path
 
-import numba
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_dawid_skene import peak_resident_bytes, simulate  # noqa: E402
+from bench_dawid_skene import peak_resident_bytes, plain_gibbs, simulate  # noqa: E402
 
 ANNOTATORS, CLASSES, PER_ITEM = 500, 5, 20
 
@@ -83,48 +82,6 @@ def accuracy(items, top_class, truth) -> float:
     return float((np.array([int(c[1:]) for c in top_class]) == truth[index]).mean())
 
 
-@numba.njit(nogil=True)
-def plain_gibbs_mean(item, code, n_items, n_annotators, n_classes, beta, sweeps, tune, seed,
-                     mean):
-    """The floor (module docstring): ``mean (item, class)`` of the kept sweeps' class
-    posteriors."""
-    np.random.seed(seed)
-    C = n_classes
-    z = np.zeros(n_items, dtype=np.int64)
-    for k in range(item.size):
-        z[item[k]] = code[k] % C
-    L = np.empty((n_items, C))
-    for it in range(sweeps):
-        counts = np.zeros((n_annotators * C, C))
-        m = np.ones(C)
-        for k in range(item.size):
-            counts[code[k], z[item[k]]] += 1.0
-        for i in range(n_items):
-            m[z[i]] += 1.0
-        table = np.empty((n_annotators * C, C))
-        for j in range(n_annotators):
-            for c in range(C):
-                g = np.empty(C)
-                for x in range(C):
-                    g[x] = np.random.gamma(beta[c, x] + counts[j * C + x, c])
-                for x in range(C):
-                    table[j * C + x, c] = np.log(g[x] / g.sum())
-        g = np.empty(C)
-        for c in range(C):
-            g[c] = np.random.gamma(m[c])
-        log_pi = np.log(g / g.sum())
-        L[:] = 0.0
-        for k in range(item.size):
-            for c in range(C):
-                L[item[k], c] += table[code[k], c]
-        for i in range(n_items):
-            p = np.exp(log_pi + L[i] - (log_pi + L[i]).max())
-            p /= p.sum()
-            if it >= tune:
-                mean[i] += p / (sweeps - tune)
-            z[i] = min(np.searchsorted(np.cumsum(p), np.random.random(), side="right"), C - 1)
-
-
 def child(part: str, args) -> dict:
     """Runs in a child process: one measurement, as a dict."""
     if part == "kernel":
@@ -147,10 +104,10 @@ def child(part: str, args) -> dict:
         code = (labels.annotator[order] * CLASSES + labels.label[order]).astype(np.int64)
         beta = np.full((CLASSES, CLASSES), 1.0) + 3.0 * np.eye(CLASSES)
         mean = np.zeros((labels.n_items, CLASSES))
-        plain_gibbs_mean(item[:100], code[:100], 5, ANNOTATORS, CLASSES, beta, 2, 1, 0,
+        plain_gibbs(item[:100], code[:100], 5, ANNOTATORS, CLASSES, beta, 2, 1, 0,
                          np.zeros((5, CLASSES)))  # compile
         start = time.perf_counter()
-        plain_gibbs_mean(item, code, labels.n_items, ANNOTATORS, CLASSES, beta, 1100, 100,
+        plain_gibbs(item, code, labels.n_items, ANNOTATORS, CLASSES, beta, 1100, 100,
                          args.seed, mean)
         return {"seconds": time.perf_counter() - start,
                 "accuracy": float((mean.argmax(1) == truth).mean())}

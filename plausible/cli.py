@@ -243,20 +243,27 @@ def aggregate(args) -> int:
                                            chains=args.chains, seed=args.seed,
                                            max_seconds=args.max_seconds, init=init,
                                            progressbar=not args.no_progress, **options)
-        frame = result.to_frame()
-        from plausible.diagnostics import convergence_report
-
-        checked = result.check() if args.check else convergence_report(result.trace)
-        if saved is not None:
-            result.save(saved)
-        if output is not None:
-            write_table(frame, output)
+        frame, checked = _write_results(args, result, output, saved)
     finally:
         if temporary_store is not None:
             shutil.rmtree(temporary_store, ignore_errors=True)
     elapsed = time.perf_counter() - start
     _print_summary(console, args, result, frame, description, elapsed, checked, output, saved)
     return 0
+
+
+def _write_results(args, result, output, saved):
+    """The per-item table and the report (with ``--check``, the predictive check too); the
+    trace saved to ``saved`` and the table written to ``output`` where given."""
+    from plausible.diagnostics import convergence_report
+
+    frame = result.to_frame()
+    checked = result.check() if args.check else convergence_report(result.trace)
+    if saved is not None:
+        result.save(saved)
+    if output is not None:
+        write_table(frame, output)
+    return frame, checked
 
 
 def _cluster_chain(args, console, output, saved) -> int:
@@ -303,14 +310,7 @@ def _cluster_chain(args, console, output, saved) -> int:
                                            **options)
     finally:
         client.close()
-    frame = result.to_frame()
-    from plausible.diagnostics import convergence_report
-
-    checked = result.check() if args.check else convergence_report(result.trace)
-    if saved is not None:
-        result.save(saved)
-    if output is not None:
-        write_table(frame, output)
+    frame, checked = _write_results(args, result, output, saved)
     trace = result.trace
     console.print(f"{len(client_workers)} Dask workers; the slowest shard's sweeps "
                   f"{float(trace['sample_stats']['shard_seconds'].sum()):.1f} s of "
