@@ -328,6 +328,8 @@ def load_init(args):
     if path.suffix not in TRACE_SUFFIXES:
         raise UsageError(f"--init {path}: expected a saved aggregation (.nc or .zarr, from "
                          "--save)")
+    if not path.exists():
+        raise UsageError(f"--init {path}: no such file")
     from plausible import aggregation
 
     return aggregation.load(path)
