@@ -130,6 +130,14 @@ class Design:
         return shares
 
 
+    def label_share_classes(self, rng) -> np.ndarray:
+        """int ``(item,)``: each item's class drawn from its labels' class shares (a chain's
+        start, dispersed between chains by ``rng``)."""
+        cumulative = np.cumsum(self.label_shares(), axis=1)
+        return np.minimum((rng.random((self.n_items, 1)) > cumulative).sum(axis=1),
+                          self.n_classes - 1)
+
+
 class ChainState:
     """One chain's state: the classes ``z (item,)``, the counts of each item part ``counts
     (part, annotator * C + label, class)`` and ``class_counts (part, class)``, the member's
@@ -194,19 +202,14 @@ class DawidSkeneKernel:
 
     def start(self, rng):
         """Each item's class drawn from its own label shares."""
-        return ChainState(self, self._label_share_classes(rng),
+        return ChainState(self, self.design.label_share_classes(rng),
                           self.member.start(self.design.n_annotators, self.design.n_classes))
-
-    def _label_share_classes(self, rng) -> np.ndarray:
-        C, N = self.design.n_classes, self.design.n_items
-        cumulative = np.cumsum(self.design.label_shares(), axis=1)
-        return np.minimum((rng.random((N, 1)) > cumulative).sum(axis=1), C - 1)
 
     def resume(self, values, rng):
         """A warm start: each item's class from ``values["final_class"] (item,)`` (an earlier
         run's last state), an item marked -1 (new to this run) drawn as :meth:`start` draws
         it; the annotator parameters are drawn given them by the first sweep."""
-        z = self._label_share_classes(rng)
+        z = self.design.label_share_classes(rng)
         previous = np.asarray(values["final_class"])
         known = previous >= 0
         z[known] = previous[known]

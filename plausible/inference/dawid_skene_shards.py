@@ -43,7 +43,7 @@ from plausible.inference import dawid_skene_kernel as kernel_code
 from plausible.inference.dawid_skene_sampler import DEFAULT_TUNE, Design
 from plausible.inference.driver import sample_kernel
 from plausible.inference.kernel import Variable
-from plausible.metrics.accumulated import GROUP, fold
+from plausible.metrics.accumulated import GROUP, Accumulator
 
 SUMMARIES = ("plausibility_mean", "plausibility_top1_share")
 """The per-chain statistics a chain's shards summarise its kept sweeps in."""
@@ -60,16 +60,15 @@ def shard_ranges(labels: Labels, n_shards: int) -> list[tuple[int, int]]:
 
 @dataclass
 class _Chain:
-    """One chain's part of a shard: classes, counts, generator, summaries of kept sweeps."""
+    """One chain's part of a shard: classes, counts, generator, the buffer a kept sweep writes
+    its class posteriors into, and their summaries."""
 
     z: np.ndarray
     counts: np.ndarray
     class_counts: np.ndarray
     rng: np.random.Generator
     buffer: np.ndarray
-    total: np.ndarray
-    top: np.ndarray
-    kept: int = 0
+    summary: Accumulator
 
 
 class Shard:
@@ -100,12 +99,11 @@ class Shard:
         counts ``(annotator * C + label, class)`` and class counts ``(class,)``."""
         design, C = self.design, self.design.n_classes
         rng = np.random.default_rng(np.random.SeedSequence(key, spawn_key=(self.index,)))
-        shares = np.cumsum(design.label_shares(), axis=1)
-        z = np.minimum((rng.random((design.n_items, 1)) > shares).sum(axis=1), C - 1)
+        z = design.label_share_classes(rng)
         chain = _Chain(z, np.zeros((design.n_annotators * C, C), dtype=np.int64),
                        np.zeros(C, dtype=np.int64), rng,
                        np.zeros((design.n_items, C), dtype=self.dtype),
-                       np.zeros((design.n_items, C)), np.zeros((design.n_items, C), np.int64))
+                       Accumulator(1, design.n_items, C))
         kernel_code.count_labels(design.offsets, design.code, z, chain.counts,
                                  chain.class_counts, 0, design.n_items)
         with self.lock:
@@ -125,8 +123,7 @@ class Shard:
                                           self.gamma, u, chain.z, chain.counts,
                                           chain.class_counts, store, 0, design.n_items)
         if keep:
-            fold(chain.buffer, chain.total, chain.top)
-            chain.kept += 1
+            chain.summary.add(0, chain.buffer)
         return (chain.counts.copy(), chain.class_counts.copy(), int(changed),
                 time.perf_counter() - began)
 
@@ -135,8 +132,9 @@ class Shard:
         shares of its kept sweeps; the chain is released."""
         with self.lock:
             chain = self.chains.pop(key)
-        n = max(chain.kept, 1)
-        return chain.z, chain.total / n, chain.top / n
+        summary = chain.summary
+        n = max(int(summary.draws[0]), 1)
+        return chain.z, summary.total[0] / n, summary.top[0] / n
 
 
 @dataclass

@@ -33,7 +33,7 @@ GROUP = "plausibility_summary"
 
 
 @numba.njit(nogil=True, cache=True)
-def fold(plausibility, total, top):  # pragma: no cover - compiled
+def _fold(plausibility, total, top):  # pragma: no cover - compiled
     """``total += plausibility``; ``top[i, argmax_c plausibility[i]] += 1`` (lowest index on
     ties), for ``plausibility (item, class)``."""
     for i in range(plausibility.shape[0]):
@@ -58,7 +58,7 @@ class Accumulator:
 
     def add(self, chain: int, plausibility: np.ndarray) -> None:
         """Fold chain ``chain``'s next draw ``(item, class)`` in."""
-        fold(plausibility, self.total[chain], self.top[chain])
+        _fold(plausibility, self.total[chain], self.top[chain])
         self.draws[chain] += 1
 
     def dataset(self, coords=None) -> xr.Dataset:
@@ -96,4 +96,4 @@ def pooled(summary: xr.Dataset, name: str) -> xr.DataArray:
     return summary[name].mean("chain")
 
 
-__all__ = ["GROUP", "Accumulator", "accumulated", "fold", "pooled"]
+__all__ = ["GROUP", "Accumulator", "accumulated", "pooled"]
