@@ -9,6 +9,7 @@ import pytest
 import plausible as pl
 from plausible import distributed_gibbs as dg
 from plausible.diagnostics import mcse_mean
+from plausible.inference.sbc import simulation_based_calibration
 
 MODELS = ["dawid-skene", "one-coin", "mace", "hierarchical-dawid-skene"]
 
@@ -62,6 +63,33 @@ def test_the_sharded_chain_has_the_one_process_samplers_posterior(labels, model)
     np.testing.assert_allclose(pl.metrics.posterior_mean(sharded).values,
                                sharded.posterior["plausibility"].mean(("chain", "draw")).values,
                                rtol=1e-5)
+
+
+def test_simulation_based_calibration_of_the_sharded_chain():
+    n_items, n_annotators, C = 40, 4, 3
+    beta = pl.models.dawid_skene.confusion_concentration(C, (4.0, 1.0))
+
+    def simulate(rng):
+        pi = rng.dirichlet(np.ones(C))
+        theta = np.stack([[rng.dirichlet(beta[c]) for c in range(C)] for _ in range(n_annotators)])
+        z = rng.choice(C, n_items, p=pi)
+        item = np.repeat(np.arange(n_items), n_annotators)
+        annotator = np.tile(np.arange(n_annotators), n_items)
+        label = (rng.random((item.size, 1)) > np.cumsum(theta[annotator, z[item]], axis=1)).sum(1)
+        labels = pl.data.Labels(item=item, annotator=annotator, label=np.minimum(label, C - 1),
+                                items=np.arange(n_items), annotators=np.arange(n_annotators),
+                                classes=np.arange(C))
+        return {"class_prior": pi, "confusion": theta}, labels
+
+    def sharded(labels, *, draws, chains, seed):
+        return dg.sample_on_cluster(labels, n_shards=3, draws=draws, chains=chains, seed=seed)
+
+    result = simulation_based_calibration(None, simulate, sampler=sharded,
+                                          var_names=["class_prior", "confusion"],
+                                          n_simulations=120, draws=300, chains=2, thin=6,
+                                          seed=12)
+    for name, p in result.p_values(bins=10).items():
+        assert p > 1e-3, (name, p)
 
 
 def test_a_partitioned_parquet_dataset_is_read_by_the_shards(client, labels, tmp_path):

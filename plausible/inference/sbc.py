@@ -55,9 +55,12 @@ def simulation_based_calibration(
     chains: int = 2,
     thin: int = 10,
     seed: int | None = None,
+    sampler: Callable | None = None,
     **sample_kwargs,
 ) -> SBCResult:
-    """Run SBC: ``simulate(rng) -> (truth, data)``, ``build(data) -> pm.Model``.
+    """Run SBC: ``simulate(rng) -> (truth, data)``, ``build(data) -> pm.Model``, sampled by
+    :func:`plausible.sample`, or ``sampler(data, draws=, chains=, seed=) -> trace`` for a
+    sampler that is not a model's route (``build`` is then unused: None).
 
     ``truth`` maps each name in ``var_names`` to the true value (same shape as the
     posterior variable without chain/draw; for ``plausibility``, dense ``(item, class)``
@@ -69,10 +72,14 @@ def simulation_based_calibration(
     n_draws = None
     for _ in range(n_simulations):
         truth, data = simulate(rng)
-        trace = sample(
-            build(data), draws=draws, chains=chains, seed=int(rng.integers(2**32)),
-            progressbar=False, check_convergence=False, **sample_kwargs,
-        )
+        run_seed = int(rng.integers(2**32))
+        if sampler is not None:
+            trace = sampler(data, draws=draws, chains=chains, seed=run_seed)
+        else:
+            trace = sample(
+                build(data), draws=draws, chains=chains, seed=run_seed,
+                progressbar=False, check_convergence=False, **sample_kwargs,
+            )
         for name in var_names:
             thinned, true = _stored(trace, name, np.asarray(truth[name]), thin)
             n_draws = thinned.shape[0]
