@@ -20,7 +20,11 @@ communication under 10 % (spark-crowd's one-node EM, a point estimate: 703 s).
 
 Part 2 (``--compare-items``, default 500,000: 10M labels, the first files' items): the same
 chain on the cluster and in this process (``client=None``), same seed and shard layout, so
-the draws are bit-identical (checked) and the ratio is the cluster's cost.
+the draws are bit-identical (checked) and the ratio is the cluster's cost. Then faults: the
+cluster run again with checkpoints every 200 sweeps in a Zarr store (their cost), and again
+with one worker process killed once the second checkpoint is written (the nanny starts
+another; the chain is restored from the checkpoint and the sweeps since replayed): its wall
+time, and whether its draws are still bit-identical.
 
     .venv/bin/python benchmarks/bench_cluster_chain.py [--items 5000000] [--data DIR]
 """
@@ -28,7 +32,10 @@ the draws are bit-identical (checked) and the ratio is the cluster's cost.
 import argparse
 import os
 import resource
+import shutil
+import signal
 import tempfile
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -96,10 +103,10 @@ def _peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def cluster_run(folder: Path, client, seed: int, out: Path):
+def cluster_run(folder: Path, client, seed: int, out: Path, store=None):
     start = time.perf_counter()
     trace = distributed_gibbs.sample_partitions(folder, "dawid-skene", client=client, draws=1000,
-                                                chains=1, seed=seed)
+                                                chains=1, seed=seed, store=store)
     table = label_table(trace)
     table.to_parquet(out)
     return trace, table, time.perf_counter() - start
@@ -147,6 +154,26 @@ def main():
             write_dataset(small, args.compare_items, args.annotators, files, args.seed)
             there, _, cluster_seconds = cluster_run(small, client, args.seed,
                                                     root / "out-small.parquet")
+            store = root / "checkpoints"
+            shutil.rmtree(store, ignore_errors=True)
+            checkpointed, _, checkpoint_seconds = cluster_run(
+                small, client, args.seed, root / "out-small.parquet", store=store)
+            size = sum(p.stat().st_size for p in store.rglob("*") if p.is_file())
+            shutil.rmtree(store)
+            pids = list(client.run(os.getpid).values())
+
+            def kill_after_second_checkpoint():
+                while not any(p.name >= "sweep-000000400" for p in store.glob("chain-*/sweep-*")):
+                    time.sleep(0.05)
+                time.sleep(1.0)
+                os.kill(pids[0], signal.SIGKILL)
+
+            killer = threading.Thread(target=kill_after_second_checkpoint, daemon=True)
+            killer.start()
+            faulted, _, fault_seconds = cluster_run(small, client, args.seed,
+                                                    root / "out-small.parquet", store=store)
+            killer.join()
+            shutil.rmtree(store)
     finally:
         client.close()
     if args.compare_items:
@@ -161,6 +188,17 @@ def main():
         print(f"part 2: {args.compare_items * PER_ITEM:,} labels: cluster {cluster_seconds:.0f} s, "
               f"one process (shards in turn) {here_seconds:.0f} s, ratio "
               f"{cluster_seconds / here_seconds:.2f}; draws bit-identical: {same}")
+
+        def identical(trace):
+            return all(np.array_equal(trace.posterior[name].values, there.posterior[name].values)
+                       for name in ("confusion", "class_prior"))
+
+        print(f"  checkpoints every 200 sweeps: {checkpoint_seconds:.0f} s (+"
+              f"{100 * (checkpoint_seconds / cluster_seconds - 1):.0f} %), last checkpoint and "
+              f"draws {size / 1e6:.0f} MB; draws bit-identical: {identical(checkpointed)}")
+        print(f"  a worker killed after the second checkpoint: {fault_seconds:.0f} s, "
+              f"{faulted.posterior.attrs['shard_recoveries']} recovery; draws bit-identical: "
+              f"{identical(faulted)}")
     print(f"this process's peak memory (the driver): {_peak_rss() / 1e9:.2f} GB; "
           f"plausible {pl.__version__}")
 

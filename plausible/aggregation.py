@@ -94,8 +94,8 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
               draws: int | str = "auto", chains: int = 4, seed: int | None = None,
               max_seconds: float | None = None, format: str | None = None, item: str | None = None, annotator: str | None = None,
               label: str | None = None, score: str | None = None, rank: str | None = None,
-              keep: str = "auto", init=None, client=None, progressbar: bool = False,
-              **options) -> Aggregation:
+              keep: str = "auto", init=None, client=None, store=None,
+              progressbar: bool = False, **options) -> Aggregation:
     """Fit an aggregation model to annotations and return its posterior as an
     :class:`Aggregation`.
 
@@ -129,11 +129,16 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         last classes, matched by item and class id, after a short warm-up (new items start
         from their labels); a few new labels then need a few sweeps, not a full run.
     client : dask.distributed.Client, optional
-        Run a Dawid–Skene-family model's chain with its items in shards on the cluster's
+        Run a Dawid–Skene-family or annotator-beta chain with its items in shards on the cluster's
         workers, one shard per worker (:func:`plausible.distributed_gibbs.sample_on_cluster`:
         the joint scan, ``draws="auto"`` read as 1000; per-item summaries kept, per-draw
         plausibilities computed when read; no log-likelihood). Item-independent models shard
-        with :func:`plausible.distributed.run_shards`.
+        with :func:`plausible.distributed.run_shards`. A worker lost during the run is
+        replaced and the chain continues with the draws it would have made.
+    store : path, optional
+        With ``client``: a directory every worker can write to, where the chain is
+        checkpointed every 200 sweeps; the same call with the same store resumes a run whose
+        process was killed, with the draws of an uninterrupted run.
     **options
         Passed to the model's builder (e.g. ``threshold=`` for ratings, ``alpha=``).
     """
@@ -158,13 +163,16 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         options_init = {}
     if reliability is not None:
         options["reliability"] = reliability
+    if store is not None and client is None:
+        raise ValueError("store= checkpoints a chain on a cluster (client=); an in-process "
+                         "run keeps its result with Aggregation.save")
     if client is not None:
         if init is not None:
             raise ValueError("init= continues an in-process run; a run on a cluster starts "
                              "afresh")
         trace = distributed_gibbs.sample_on_cluster(
             fitted, name, client=client, draws=1000 if draws == "auto" else draws,
-            chains=chains, seed=seed, model_kwargs=options)
+            chains=chains, seed=seed, model_kwargs=options, store=store)
         return Aggregation(trace=trace, model=name, data=fitted, default=model is None,
                            options=options)
     built = entry.build(fitted, **options)

@@ -225,8 +225,8 @@ def aggregate(args) -> int:
         raise UsageError(f"--store/--scheduler/--workers shard items, which needs a model whose "
                          f"items are independent; {name!r} is not (use "
                          f"{', '.join(models.available().query('item_independent').index)}; "
-                         "--scheduler/--workers also run the Dawid-Skene family's chain over "
-                         "shards, named with --model)")
+                         "--scheduler/--workers also run the chain of the Dawid-Skene family or "
+                         "annotator-beta over shards, named with --model)")
     if args.draws is None:  # the default: until converged, or 1000 for shards (exact draws)
         args.draws = 1000 if sharded else "auto"
     if sharded and args.draws == "auto":
@@ -267,16 +267,12 @@ def _write_results(args, result, output, saved):
 
 
 def _cluster_chain(args, console, output, saved) -> int:
-    """``plausible aggregate --model <Dawid-Skene family> --workers N`` (or ``--scheduler``):
-    one chain per ``--chains`` with the items in shards on the workers
-    (:mod:`plausible.distributed_gibbs`); a directory of Parquet files is read by the workers
-    themselves."""
+    """``plausible aggregate --model <Dawid-Skene family, annotator-beta> --workers N`` (or
+    ``--scheduler``): one chain per ``--chains`` with the items in shards on the workers
+    (:mod:`plausible.distributed_gibbs`), checkpointed to ``--store`` when given; a directory
+    of Parquet files is read by the workers themselves."""
     from plausible import aggregation, distributed, distributed_gibbs, models
 
-    if args.store is not None:
-        raise UsageError(f"--store keeps shards of item-independent models; {args.model!r} runs "
-                         "one chain over shards on the workers, which writes no store (drop "
-                         "--store)")
     if args.init is not None:
         raise UsageError("--init continues an in-process run; a chain on workers starts afresh")
     if args.draws in (None, "auto"):
@@ -301,13 +297,13 @@ def _cluster_chain(args, console, output, saved) -> int:
             trace = distributed_gibbs.sample_partitions(
                 source, name, client=client, draws=args.draws, chains=args.chains,
                 seed=args.seed, item=args.item, annotator=args.annotator, label=args.label,
-                model_kwargs=options)
+                model_kwargs=options, store=args.store)
             result = aggregation.Aggregation(trace=trace, model=name, data=None, options=options)
         else:
             annotations, description = load_annotations(args)
             result = aggregation.aggregate(annotations, name, draws=args.draws,
                                            chains=args.chains, seed=args.seed, client=client,
-                                           **options)
+                                           store=args.store, **options)
     finally:
         client.close()
     frame, checked = _write_results(args, result, output, saved)
@@ -643,12 +639,17 @@ def build_parser() -> argparse.ArgumentParser:
                      help="folder of the public data sets (default: $PLAUSIBLE_DATA)")
     agg.add_argument("--no-progress", action="store_true", help="hide progress bars")
     scale = agg.add_argument_group(
-        "scale out (models with independent items)", "shard items, sample shards in-process or "
+        "scale out", "models with independent items: shard items, sample shards in-process or "
         "on Dask workers, keep the draws in a Zarr store; a re-run with the same --store "
-        "resumes, skipping finished shards")
+        "resumes, skipping finished shards. The Dawid-Skene family and annotator-beta "
+        "(--model) with --workers "
+        "or --scheduler: one chain with its items in shards on the workers, checkpointed to "
+        "--store every 200 sweeps; a re-run with the same --store resumes from the last "
+        "checkpoint with the draws of an uninterrupted run")
     scale.add_argument("--store", default=None,
-                       help="folder of the sharded Zarr trace, kept (default: a temporary one, "
-                       "removed after the run)")
+                       help="folder of the sharded Zarr trace or of the chain's checkpoints, "
+                       "kept (default: a temporary trace, removed after the run; no "
+                       "checkpoints)")
     scale.add_argument("--scheduler", default=None, metavar="ADDRESS",
                        help="Dask scheduler address, e.g. tcp://host:8786")
     scale.add_argument("--workers", type=_positive_int, default=None, metavar="N",

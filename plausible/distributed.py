@@ -35,7 +35,6 @@ Which equality holds
 from __future__ import annotations
 
 import gc
-import json
 import os
 import resource
 import shutil
@@ -50,6 +49,7 @@ import numpy as np
 import xarray as xr
 
 from plausible.inference.driver import assemble
+from plausible.inference.run_stores import check_or_write_run, read_run
 from plausible.inference.sampling import sample
 from plausible.metrics import annotation_certainty, ua_topk_accuracy
 from plausible.metrics.chunks import chunk_steps
@@ -68,7 +68,6 @@ from plausible.metrics.storage import (
 )
 from plausible.models.registry import entry
 
-RUN_FILE = "run.json"
 FORMAT = "plausible-shards/2"
 
 
@@ -214,31 +213,6 @@ class ShardFailure(RuntimeError):
                          f"({lines}); completed shards are kept, re-run to resume")
 
 
-def _check_or_write_config(store: Path, config: dict) -> None:
-    if store.exists() and not store.is_dir():
-        raise ValueError(f"store {store} is a file, not a directory; choose a new --store path")
-    store.mkdir(parents=True, exist_ok=True)
-    path = store / RUN_FILE
-    if path.exists():
-        existing = json.loads(path.read_text())
-        if existing != config:
-            diff = sorted(k for k in set(existing) | set(config) if existing.get(k) != config.get(k))
-            raise ValueError(
-                f"store {store} belongs to another run (differs in {diff}); "
-                "use a new --store path or delete this one"
-            )
-        return
-    others = [p.name for p in store.iterdir() if p.name.startswith("shard-")]
-    if others:
-        raise ValueError(f"store {store} holds shards but no {RUN_FILE}; refusing to mix runs")
-    if any(store.iterdir()):
-        raise ValueError(f"store {store} is a directory that holds other files; choose a new "
-                         "--store path")
-    tmp = store / f".{RUN_FILE}.{uuid.uuid4().hex}"
-    tmp.write_text(json.dumps(config, indent=1, sort_keys=True))
-    os.replace(tmp, path)
-
-
 def connect(scheduler: str | None = None, workers: int = 2, threads_per_worker: int = 1,
             processes: bool = True, memory_limit="4GiB", timeout: float = 10.0):
     """A ``dask.distributed.Client``: to ``scheduler`` (an address such as
@@ -322,7 +296,7 @@ def run_shards(
         "shard_size": int(shard_size), "n_shards": len(bounds), "draws": int(draws),
         "tune": tune, "chains": int(chains), "seed": seed, "dtype": dtype,
     }
-    _check_or_write_config(store, json.loads(json.dumps(config)))
+    check_or_write_run(store, config)
     for stale in store.glob(".tmp-shard-*"):  # partial writes of a crashed run
         shutil.rmtree(stale, ignore_errors=True)
 
@@ -392,13 +366,6 @@ def run_shards(
     return report
 
 
-def _config(store) -> dict:
-    store = Path(store)
-    if not (store / RUN_FILE).exists():
-        raise ValueError(f"{store} is not a shard store (no {RUN_FILE})")
-    return json.loads((store / RUN_FILE).read_text())
-
-
 def open_shard(store, index: int) -> xr.DataTree:
     """The lazy trace of one complete shard (dask arrays over its Zarr chunks)."""
     path = Path(store) / _shard_name(index)
@@ -437,7 +404,7 @@ def open_trace(store) -> xr.DataTree:
 
     Raises ``ValueError`` when the store has no ``run.json`` or shards are missing.
     """
-    config = _config(store)
+    config = read_run(store)
     missing = [s for s in range(config["n_shards"]) if not (Path(store) / _shard_name(s)).exists()]
     if missing:
         raise ValueError(f"store {store} is incomplete: shards {missing[:10]} missing; re-run to resume")
@@ -492,7 +459,7 @@ def stream_metrics(store, *, scores=None, ks=(1,), tops=(1,), client=None) -> di
     Returns ``{"certainty_top{j}": (item,) array, "ua_top{k}": (chain, draw) mean over items,
     "peak_rss": {shard: bytes}}``; equal to the metrics on the in-memory trace.
     """
-    config = _config(store)
+    config = read_run(store)
     bounds = shard_bounds(config["n_items"], config["shard_size"])
     scores = None if scores is None else np.asarray(scores)
 

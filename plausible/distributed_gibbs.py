@@ -1,13 +1,15 @@
 """The annotator models on a Dask cluster: one Gibbs chain whose items live on the workers.
 
-The Dawid–Skene family shares its annotators' parameters across all items, so its items
-cannot be sampled shard by shard as :mod:`plausible.distributed` samples item-independent
-models. Its joint Gibbs scan splits instead into a global half and an item half that meet
-through count tensors (:mod:`plausible.inference.dawid_skene_shards`): every sweep, the
-driver draws the annotators' parameters and the class prior exactly from the summed counts
-and sends them to the shards; each shard (a Dask actor holding a block of items, their labels
-and every chain's classes) draws its items' classes and returns its counts ``(chain,
-annotator x label, class)``; the driver sums them in shard order.
+The Dawid–Skene family and Carpenter's annotator-beta model share their annotators'
+parameters across all items, so their items cannot be sampled shard by shard as
+:mod:`plausible.distributed` samples item-independent models. Their Gibbs scan splits instead
+into a global half and an item half that meet through count tensors
+(:mod:`plausible.inference.dawid_skene_shards`; annotator-beta as the member
+:mod:`plausible.inference.annotator_beta_member`): every sweep, the driver draws the
+annotators' parameters and the class prior exactly from the summed counts and sends them to
+the shards; each shard (a Dask actor holding a block of items, their labels and every chain's
+classes) draws its items' classes and returns its counts ``(annotator x label, class)``; the
+driver sums them in shard order.
 
 * :func:`sample_on_cluster` — labels in memory, cut into ``n_shards`` blocks of items with
   about equal numbers of labels, each sent to an actor;
@@ -22,6 +24,15 @@ bit-identical whether the shards run as actors on any number of workers or in th
 ``keep="summary"``: the parameters per draw, the per-item posterior mean and top-1 shares
 (the shards' summaries), the chains' final classes; with labels in memory the per-draw
 plausibilities are also computed from the parameters when read.
+
+**Faults.** A worker lost mid-run (its actor unreachable) is replaced: the shards are built
+again from their sources (the labels, or the files, read again) and every chain is restored
+from its last checkpoint (``store=``) or its start and replayed with the same random
+numbers, so the draws are those of a run without the fault. With ``store=`` both halves of
+every chain are written to a Zarr store every ``checkpoint_every`` sweeps
+(:mod:`plausible.inference.chain_checkpoints`); the same call again, after the driver was
+killed, restores every chain from its last checkpoint (the draws before it read from the
+store) and finishes the run with the draws of an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -37,23 +48,38 @@ from plausible.data.labels import Labels
 from plausible.data.tables import read_table
 from plausible.data.validation import ROLES
 from plausible.inference.dawid_skene_sampler import DawidSkeneKernel, Design
-from plausible.inference.dawid_skene_shards import Shard, sample_sharded, shard_ranges
-from plausible.inference.declarations import declared_sampler
+from plausible.inference.chain_checkpoints import ChainCheckpoints
+from plausible.inference.dawid_skene_shards import Shard, ShardLost, sample_sharded, shard_ranges
+from plausible.inference.run_stores import check_or_write_run, read_run
+from plausible.inference.annotator_beta_gibbs import AnnotatorBetaGibbs
+from plausible.inference.annotator_beta_member import AnnotatorBeta
+from plausible.inference.declarations import declared_gibbs, declared_sampler
 from plausible.models.registry import entry
 
+DEFAULT_EVERY = 200
+"""Sweeps between a checkpointed chain's checkpoints."""
+
+
 def kernel_options(model: str, annotators, classes, **model_kwargs) -> dict:
-    """The Dawid–Skene-family sampler's ``member``, ``class_concentration`` and
-    ``reliability`` that the registry's builder of ``model`` declares for labels with these
-    ``annotators`` and ``classes`` (built on a one-label stand-in: the options depend on
-    the ids, not on the labels). ``ValueError`` for another model or the collapsed sweep."""
+    """The sharded scan's ``member``, ``class_concentration`` and ``reliability`` that the
+    registry's builder of ``model`` declares for labels with these ``annotators`` and
+    ``classes`` (built on a one-label stand-in: the options depend on the ids, not on the
+    labels): a Dawid–Skene-family sampler's, or annotator-beta's exact sweep as
+    :class:`~plausible.inference.annotator_beta_member.AnnotatorBeta`. ``ValueError`` for
+    another model or the collapsed sweep."""
     stand_in = Labels(np.array([0]), np.array([0]), np.array([0]), np.array(["_"], dtype=object),
                       np.asarray(annotators), np.asarray(classes))
-    declared = declared_sampler(entry(model).build(stand_in, **model_kwargs))
-    kwargs = getattr(declared, "kwargs", {})
+    built = entry(model).build(stand_in, **model_kwargs)
+    kwargs = getattr(declared_sampler(built), "kwargs", {})
+    beta = [d for d in declared_gibbs(built) if d.step is AnnotatorBetaGibbs]
+    if beta:
+        member, concentration, reliability = AnnotatorBeta.from_gibbs(beta[0], built)
+        return {"member": member, "class_concentration": concentration,
+                "reliability": reliability}
     if "member" not in kwargs:
         raise ValueError(f"a chain over shards on a cluster runs the Dawid-Skene family's "
                          f"scan; {model!r} is not in it (dawid-skene, one-coin, mace, "
-                         "hierarchical-dawid-skene)")
+                         "hierarchical-dawid-skene, annotator-beta with its Gibbs sweep)")
     if kwargs.get("collapsed"):
         if model_kwargs.get("sampler") == "collapsed":
             raise ValueError("the collapsed sweep draws one item after another: a chain over "
@@ -63,7 +89,8 @@ def kernel_options(model: str, annotators, classes, **model_kwargs) -> dict:
 
 
 def runs_on_cluster(model: str) -> bool:
-    """Whether ``model`` is a Dawid–Skene-family model (its chain can run over shards)."""
+    """Whether ``model``'s chain can run over shards (the Dawid–Skene family,
+    annotator-beta)."""
     if entry(model).data != "labels":
         return False
     try:
@@ -73,47 +100,120 @@ def runs_on_cluster(model: str) -> bool:
     return True
 
 
-def _actor_call(actors):
-    def call(method, *args):
-        futures = [getattr(actor, method)(*args) for actor in actors]
-        return [future.result() for future in futures]
-    return call
+class LocalShards:
+    """The shards as objects in this process, one per source; ``call(method, *args)`` runs a
+    :class:`Shard` method on each, in shard order; :meth:`rebuild` builds them afresh."""
+
+    def __init__(self, sources, gamma: float):
+        self.sources, self.gamma = list(sources), gamma
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        self.shards = [Shard(source, s, self.gamma) for s, source in enumerate(self.sources)]
+
+    def __call__(self, method, *args):
+        return [getattr(shard, method)(*args) for shard in self.shards]
 
 
-def _local_call(shards):
-    def call(method, *args):
-        return [getattr(shard, method)(*args) for shard in shards]
-    return call
+REPLACEMENT_WAIT = 60.0
+"""Seconds a rebuild waits for lost workers to be replaced before it places the shards on
+the workers there are."""
+
+
+class ActorShards:
+    """The shards as Dask actors on ``client``'s workers, one per source (an actor binds to
+    the current client, so they are made under ``client.as_current()``). A call whose actor's
+    worker was lost raises :class:`ShardLost`; :meth:`rebuild` waits for the cluster to
+    replace its lost workers (at most :data:`REPLACEMENT_WAIT` seconds) and makes every
+    shard afresh from its source."""
+
+    def __init__(self, client, sources, gamma: float):
+        self.client, self.sources, self.gamma = client, list(sources), gamma
+        self.n_workers = len(client.scheduler_info()["workers"])
+        self.futures: list = []
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        if self.futures:
+            self.futures = self.actors = []
+            try:
+                self.client.wait_for_workers(self.n_workers, timeout=REPLACEMENT_WAIT)
+            except TimeoutError:
+                self.client.wait_for_workers(1, timeout=REPLACEMENT_WAIT)
+        with self.client.as_current():
+            self.futures = [self.client.submit(Shard, source, s, self.gamma, actor=True,
+                                               pure=False)
+                            for s, source in enumerate(self.sources)]
+            self.actors = [future.result() for future in self.futures]
+
+    def __call__(self, method, *args):
+        try:  # a lost actor refuses even the method's lookup
+            futures = [getattr(actor, method)(*args) for actor in self.actors]
+            return [future.result() for future in futures]
+        except Exception as err:
+            if isinstance(err, OSError) or any(f.status != "finished" for f in self.futures):
+                raise ShardLost(f"a shard's worker was lost during {method}: {err}") from err
+            raise
 
 
 def _shards(client, sources, *, gamma):
-    """The ``call`` that runs a :class:`Shard` method on every shard, one per source: Dask
-    actors on ``client``'s workers, or (``client=None``) objects in this process."""
+    """The shards, one per source: Dask actors on ``client``'s workers, or (``client=None``)
+    objects in this process."""
     if client is None:
-        return _local_call([Shard(source, s, gamma) for s, source in enumerate(sources)])
-    with client.as_current():  # an actor binds to the current client, not its future's
-        futures = [client.submit(Shard, source, s, gamma, actor=True, pure=False)
-                   for s, source in enumerate(sources)]
-        return _actor_call([future.result() for future in futures])
+        return LocalShards(sources, gamma)
+    return ActorShards(client, sources, gamma)
+
+
+def _checkpoints(store, every, config: dict) -> ChainCheckpoints | None:
+    """The run's checkpoints in ``store`` (None without one), after checking that the store
+    holds this run (``config``) or none."""
+    if store is None:
+        return None
+    check_or_write_run(store, {"format": "plausible chain checkpoints 1", **config,
+                               "checkpoint_every": int(every)})
+    return ChainCheckpoints(store, every)
+
+
+def _run_seed(seed, store):
+    """The seed of a checkpointed run: the store's when it has one (a re-run resumes the same
+    chains), else ``seed``, else a fresh one (recorded in the store)."""
+    if store is not None and seed is None:
+        if (Path(store) / "run.json").exists():
+            return read_run(store).get("seed")
+        return int(np.random.SeedSequence().entropy % 2**63)
+    return seed
 
 
 def sample_on_cluster(labels: Labels, model: str = "dawid-skene", *, client=None,
                       n_shards: int | None = None, draws: int = 1000, chains: int = 4,
                       seed=None, tune: int | None = None,
-                      model_kwargs: dict | None = None) -> xr.DataTree:
+                      model_kwargs: dict | None = None, store=None,
+                      checkpoint_every: int = DEFAULT_EVERY) -> xr.DataTree:
     """Sample a Dawid–Skene-family ``model`` for ``labels`` with its items in ``n_shards``
     shards (default: one per worker of ``client``; two without one) on ``client``'s workers,
     or in this process with ``client=None`` (module docstring). Returns the trace, with the
-    per-draw plausibilities computed from the parameters when read."""
+    per-draw plausibilities computed from the parameters when read.
+
+    ``store``: a directory (every worker can write to) where each chain is checkpointed every
+    ``checkpoint_every`` sweeps (:mod:`plausible.inference.chain_checkpoints`); the same call
+    with the same store resumes a run whose driver was killed from its last checkpoints, and
+    gives the draws of an uninterrupted run (without a seed, the store's is used). A worker
+    lost during the run is replaced and the chains restored, from the store or, without one,
+    from their start; the draws are those of a run without the fault."""
     options = kernel_options(model, labels.annotators, labels.classes, **(model_kwargs or {}))
     if n_shards is None:
         n_shards = len(client.scheduler_info()["workers"]) if client is not None else 2
     ranges = shard_ranges(labels, n_shards)
+    seed = _run_seed(seed, store)
+    checkpoints = _checkpoints(store, checkpoint_every, {
+        "model": model, "options": repr(sorted((model_kwargs or {}).items())),
+        "data_sha256": labels.content_hash, "shards": [list(r) for r in ranges],
+        "draws": int(draws), "chains": int(chains), "tune": tune, "seed": seed})
     call = _shards(client, [labels.subset(slice(a, b)) for a, b in ranges],
                    gamma=options["reliability"])
     trace = sample_sharded(call, items=labels.items, annotators=labels.annotators,
                            classes=labels.classes, draws=draws, chains=chains, seed=seed,
-                           tune=tune, **options)
+                           tune=tune, checkpoints=checkpoints, **options)
     kernel = DawidSkeneKernel(Design(labels), options["member"],
                               options["class_concentration"], options["reliability"])
     posterior = trace["posterior"].to_dataset()
@@ -165,12 +265,15 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
                       n_shards: int | None = None, draws: int = 1000, chains: int = 4,
                       seed=None, tune: int | None = None, item: str | None = None,
                       annotator: str | None = None, label: str | None = None,
-                      model_kwargs: dict | None = None) -> xr.DataTree:
+                      model_kwargs: dict | None = None, store=None,
+                      checkpoint_every: int = DEFAULT_EVERY) -> xr.DataTree:
     """Sample a Dawid–Skene-family ``model`` for the labels of a partitioned Parquet dataset
     ``path`` (module docstring): its files are dealt to ``n_shards`` shards (default: one per
     worker, or two), each read by its actor. Columns by crowd-kit's names or ``item=``,
     ``annotator=``, ``label=``. Annotators and classes are indexed in sorted order. An item
-    whose labels are in two files is refused."""
+    whose labels are in two files is refused. ``store``, ``checkpoint_every``: as
+    :func:`sample_on_cluster` (a rebuilt shard reads its files again; the run is identified
+    by its files' names and sizes)."""
     files = partition_files(path)
     schema = pq.read_schema(files[0])
     columns = {}
@@ -194,6 +297,12 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
     n_shards = min(n_shards, len(files))
     groups = [list(g) for g in np.array_split(np.array(files, dtype=object), n_shards)]
     sources = [PartitionSource(g, columns, annotators, classes) for g in groups]
+    seed = _run_seed(seed, store)
+    checkpoints = _checkpoints(store, checkpoint_every, {
+        "model": model, "options": repr(sorted((model_kwargs or {}).items())),
+        "shards": [[[f.name, f.stat().st_size] for f in g] for g in groups],
+        "columns": columns, "draws": int(draws), "chains": int(chains), "tune": tune,
+        "seed": seed})
     call = _shards(client, sources, gamma=options["reliability"])
     items = np.concatenate(call("item_ids"))
     repeated = pd.Index(items)[pd.Index(items).duplicated()]
@@ -201,7 +310,8 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
         raise ValueError(f"{path}: item {repeated[0]!r} has labels in two shards' files; "
                          "partition the dataset by item")
     return sample_sharded(call, items=items, annotators=annotators, classes=classes,
-                          draws=draws, chains=chains, seed=seed, tune=tune, **options)
+                          draws=draws, chains=chains, seed=seed, tune=tune,
+                          checkpoints=checkpoints, **options)
 
 
 __all__ = ["PartitionSource", "kernel_options", "partition_files", "runs_on_cluster",

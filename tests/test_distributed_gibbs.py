@@ -2,6 +2,14 @@
 same shards in this process, the same posterior as the one-process sampler, and a partitioned
 Parquet dataset read by the workers."""
 
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -23,9 +31,12 @@ def client():
         yield c
 
 
+LABELS = "pl.data.simulate_glad(300, 20, n_classes=3, coverage=0.3, seed=2).labels"
+
+
 @pytest.fixture(scope="module")
 def labels():
-    return pl.data.simulate_glad(300, 20, n_classes=3, coverage=0.3, seed=2).labels
+    return eval(LABELS)
 
 
 def arrays(trace):
@@ -36,8 +47,14 @@ def arrays(trace):
             "final_class": trace.sample_stats["final_class"].values}
 
 
-@pytest.mark.parametrize("model", MODELS)
-def test_the_cluster_chain_is_the_in_process_chain_bit_for_bit(client, labels, model):
+@pytest.fixture(scope="module")
+def binary():
+    return pl.data.simulate_glad(400, 15, n_classes=2, coverage=0.3, seed=3).labels
+
+
+@pytest.mark.parametrize("model", [*MODELS, "annotator-beta"])
+def test_the_cluster_chain_is_the_in_process_chain_bit_for_bit(client, request, model):
+    labels = request.getfixturevalue("binary" if model == "annotator-beta" else "labels")
     run = dict(n_shards=3, draws=20, chains=2, seed=4, tune=3)
     here = arrays(dg.sample_on_cluster(labels, model, client=None, **run))
     there = arrays(dg.sample_on_cluster(labels, model, client=client, **run))
@@ -63,6 +80,25 @@ def test_the_sharded_chain_has_the_one_process_samplers_posterior(labels, model)
     np.testing.assert_allclose(pl.metrics.posterior_mean(sharded).values,
                                sharded.posterior["plausibility"].mean(("chain", "draw")).values,
                                rtol=1e-5)
+
+
+@pytest.mark.parametrize("accuracy", ["hierarchical", "symmetric", "pooled"])
+def test_annotator_beta_over_shards_has_the_one_process_samplers_posterior(binary, accuracy):
+    sharded = dg.sample_on_cluster(binary, "annotator-beta", n_shards=3, draws=2000, chains=4,
+                                   seed=0, model_kwargs={"accuracy": accuracy})
+    single = pl.sample(pl.models.entry("annotator-beta").build(binary, accuracy=accuracy),
+                       draws=2000, chains=4, seed=1, log_likelihood=False,
+                       check_convergence=False)
+    names = list(single.posterior.data_vars)
+    assert set(names) <= set(sharded.posterior.data_vars)  # every variable, by its name
+    for name in names:
+        a, b = (t.posterior[name].transpose("chain", "draw", ...).values
+                for t in (sharded, single))
+        mcse = np.hypot(mcse_mean(a), mcse_mean(b))
+        moving = mcse > 1e-4  # not the plausibilities within 1e-5 of 0 or 1 (tails)
+        z = np.abs(a.mean(axis=(0, 1)) - b.mean(axis=(0, 1)))[moving] / mcse[moving]
+        assert z.max() < 4.5, (name, z.max())
+    assert float(pl.models.annotator_beta.label_switching_check(sharded).max()) == 0
 
 
 def test_simulation_based_calibration_of_the_sharded_chain():
@@ -141,6 +177,96 @@ def test_the_command_line_runs_the_chain_on_workers_reading_a_partitioned_datase
     written = pd.read_csv(out).set_index("item")
     np.testing.assert_allclose(written.loc[table.index, "certainty_top1"],
                                table["certainty_top1"])  # one shard, the same seed
-    assert main(["aggregate", str(tmp_path / "parts"), "--model", "dawid-skene", "--workers",
-                 "1", "--store", str(tmp_path / "s")]) == 2
-    assert "--store keeps shards of item-independent models" in capsys.readouterr().err
+    checkpointed = ["aggregate", str(tmp_path / "parts"), "--model", "dawid-skene",
+                    "--workers", "1", "--draws", "100", "--chains", "2", "--no-progress",
+                    "--store", str(tmp_path / "s"), "--force", "-o", str(out)]
+    assert main(checkpointed) == 0
+    assert sorted(p.name for p in (tmp_path / "s").iterdir())[-1] == "run.json"
+    assert main(checkpointed) == 0  # every chain restored from its last checkpoint
+    pd.testing.assert_frame_equal(pd.read_csv(out).set_index("item"), written)
+    assert main([*checkpointed, "--draws", "50"]) == 2
+    assert "belongs to another run (differs in ['draws'])" in capsys.readouterr().err
+
+
+class _Faulty(dg.LocalShards):
+    """Shards in this process whose ``fail_at``-th call loses a shard (once) or, with
+    ``kill=True``, stops the run as a killed driver would."""
+
+    def __init__(self, sources, gamma, *, fail_at, kill=False):
+        self.calls, self.fail_at, self.kill = 0, fail_at, kill
+        super().__init__(sources, gamma)
+
+    def __call__(self, method, *args):
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise KeyboardInterrupt if self.kill else dg.ShardLost("injected")
+        return super().__call__(method, *args)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_a_lost_shard_or_a_killed_driver_changes_no_draw(labels, model, tmp_path, monkeypatch):
+    run = dict(n_shards=3, draws=30, chains=2, seed=4, tune=5)
+    uninterrupted = arrays(dg.sample_on_cluster(labels, model, **run))
+
+    def faulty(fail_at, kill=False):
+        monkeypatch.setattr(dg, "_shards", lambda client, sources, *, gamma: _Faulty(
+            sources, gamma, fail_at=fail_at, kill=kill))
+
+    cases = [(None, 3), (None, 50), ("lost", 20), ("lost", 50)]  # a fault before, after
+    for store, fail_at in cases:                                 # a checkpoint; 2nd chain
+        faulty(fail_at)
+        trace = dg.sample_on_cluster(labels, model, checkpoint_every=7, **run,
+                                     store=store and tmp_path / f"{store}{fail_at}")
+        assert trace.posterior.attrs["shard_recoveries"] == 1
+        for name, value in arrays(trace).items():
+            np.testing.assert_array_equal(value, uninterrupted[name], err_msg=(fail_at, name))
+    for fail_at in (25, 60):  # killed in the first chain, in the second
+        faulty(fail_at, kill=True)
+        with pytest.raises(KeyboardInterrupt):
+            dg.sample_on_cluster(labels, model, checkpoint_every=7, store=tmp_path / "k", **run)
+        monkeypatch.setattr(dg, "_shards", lambda client, sources, *, gamma: dg.LocalShards(
+            sources, gamma))
+        resumed = dg.sample_on_cluster(labels, model, checkpoint_every=7, store=tmp_path / "k",
+                                       **run)
+        for name, value in arrays(resumed).items():
+            np.testing.assert_array_equal(value, uninterrupted[name], err_msg=(fail_at, name))
+        shutil.rmtree(tmp_path / "k")
+
+
+def test_a_killed_worker_and_a_killed_driver_resume_with_nothing_lost(labels, tmp_path):
+    """Real faults: a worker process killed mid-run (its nanny starts another), and the
+    driver's process killed once a checkpoint exists, then the same call again."""
+    distributed = pytest.importorskip("distributed")
+    run = dict(n_shards=2, draws=300, chains=2, seed=7, tune=20, checkpoint_every=50)
+    uninterrupted = arrays(dg.sample_on_cluster(labels, **run))
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=":0") as cluster, \
+            distributed.Client(cluster) as client:
+        pids = list(client.run(os.getpid).values())
+        store = tmp_path / "worker"
+
+        def kill_when_checkpointed():
+            while not list(store.glob("chain-*/latest.json")):
+                time.sleep(0.01)
+            os.kill(pids[0], signal.SIGKILL)
+
+        killer = threading.Thread(target=kill_when_checkpointed, daemon=True)
+        killer.start()
+        trace = dg.sample_on_cluster(labels, client=client, store=store, **run)
+        killer.join()
+    assert trace.posterior.attrs["shard_recoveries"] >= 1
+    for name, value in arrays(trace).items():
+        np.testing.assert_array_equal(value, uninterrupted[name], err_msg=name)
+
+    store = tmp_path / "driver"
+    script = ("import plausible as pl\nfrom plausible import distributed_gibbs as dg\n"
+              f"labels = {LABELS}\n"
+              f"dg.sample_on_cluster(labels, store={str(store)!r}, **{run!r})\n")
+    driver = subprocess.Popen([sys.executable, "-c", script])
+    while not list(store.glob("chain-*/latest.json")) and driver.poll() is None:
+        time.sleep(0.01)
+    driver.kill()
+    assert driver.wait() == -signal.SIGKILL  # killed mid-run, not finished
+    resumed = arrays(dg.sample_on_cluster(labels, store=store, **run))
+    for name, value in arrays(trace).items():
+        np.testing.assert_array_equal(resumed[name], value, err_msg=name)

@@ -33,13 +33,21 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import xarray as xr
 
 from plausible.data.labels import Labels
 from plausible.inference import dawid_skene_kernel as kernel_code
+from plausible.inference.chain_checkpoints import (
+    ChainCheckpoints,
+    generator_state,
+    read_arrays,
+    set_generator_state,
+    shard_path,
+    write_arrays,
+)
 from plausible.inference.dawid_skene_sampler import DEFAULT_TUNE, Design
 from plausible.inference.driver import sample_kernel
 from plausible.inference.kernel import Variable
@@ -127,6 +135,35 @@ class Shard:
         return (chain.counts.copy(), chain.class_counts.copy(), int(changed),
                 time.perf_counter() - began)
 
+    def save_chain(self, key: int, directory: str) -> None:
+        """Write chain ``key``'s classes, generator and summaries into ``directory``, this
+        shard's part of a checkpoint (:mod:`plausible.inference.chain_checkpoints`)."""
+        chain = self.chains[key]
+        summary = chain.summary
+        write_arrays(shard_path(directory, self.index),
+                     {"z": chain.z, "total": summary.total[0], "top": summary.top[0]},
+                     {"draws": int(summary.draws[0]), "rng": generator_state(chain.rng)})
+
+    def load_chain(self, key: int, directory: str) -> tuple[np.ndarray, np.ndarray]:
+        """Chain ``key`` as :meth:`save_chain` wrote it into ``directory`` (replacing its
+        state here, if any). Returns its counts and class counts, as :meth:`start_chain`."""
+        arrays, attrs = read_arrays(shard_path(directory, self.index))
+        design, C = self.design, self.design.n_classes
+        rng = np.random.default_rng()
+        set_generator_state(rng, attrs["rng"])
+        summary = Accumulator(1, design.n_items, C)
+        summary.total[0], summary.top[0], summary.draws[0] = (arrays["total"], arrays["top"],
+                                                              attrs["draws"])
+        chain = _Chain(arrays["z"].astype(np.int64),
+                       np.zeros((design.n_annotators * C, C), dtype=np.int64),
+                       np.zeros(C, dtype=np.int64), rng,
+                       np.zeros((design.n_items, C), dtype=self.dtype), summary)
+        kernel_code.count_labels(design.offsets, design.code, chain.z, chain.counts,
+                                 chain.class_counts, 0, design.n_items)
+        with self.lock:
+            self.chains[key] = chain
+        return chain.counts.copy(), chain.class_counts.copy()
+
     def finish_chain(self, key: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Chain ``key``'s last classes ``(item,)``, posterior mean ``(item, class)`` and top-1
         shares of its kept sweeps; the chain is released."""
@@ -137,33 +174,72 @@ class Shard:
         return chain.z, summary.total[0] / n, summary.top[0] / n
 
 
-@dataclass
+class ShardLost(RuntimeError):
+    """A shard's worker was lost during a call: the shards must be rebuilt (``call.rebuild()``)
+    and the chains restored."""
+
+
+MAX_RECOVERIES = 3
+"""Rebuilds of the shards one step of a chain may need before the run gives up."""
+
+
+@dataclass(eq=False)
 class ShardedState:
-    """A chain's global half: its key, the summed counts, the member's state and table, log
-    pi, and the seconds its slowest shard spent per sweep (summed)."""
+    """A chain's global half: its key and generator, the summed counts, the member's state and
+    table, log pi, and the seconds its slowest shard spent per sweep (summed).
+
+    Bookkeeping for faults: ``sweep`` and ``kept`` count the sweeps and kept draws so far;
+    ``base`` is the sweep a restore starts from (the last checkpoint, or 0: the chain's
+    start), with the generator state ``base_rng`` and global state ``base_globals`` there;
+    ``flags`` say which sweeps since ``base`` were kept (a replay folds the same ones into
+    the shards' summaries); ``pending`` holds the kept draws since the last checkpoint.
+    A chain restored from a checkpoint of ``resume_at`` sweeps replays its first
+    ``resume_at`` sweeps from ``stored`` (the store's draws) without sampling."""
 
     key: int
+    rng: np.random.Generator
     counts: np.ndarray
     class_counts: np.ndarray
     member_state: object
     table: np.ndarray
     log_pi: np.ndarray
     shard_seconds: float = 0.0
+    sweep: int = 0
+    kept: int = 0
+    base: int = 0
+    base_rng: str = ""
+    base_globals: tuple = ()
+    flags: list = field(default_factory=list)
+    pending: dict = field(default_factory=dict)
+    resume_at: int = 0
+    stored: dict = field(default_factory=dict)
+    stored_kept: int = 0
 
 
 class ShardedKernel:
     """The scan of the module docstring for a member of the family (``member``, class
     concentration ``a``, reliability ``gamma``) over the shards ``call`` reaches:
     ``call(method, *args)`` runs a :class:`Shard` method on every shard and returns their
-    results in shard order. ``n_annotators``, ``n_classes``, ``n_items``: the run's."""
+    results in shard order, raising :class:`ShardLost` when a shard's worker was lost, after
+    which ``call.rebuild()`` builds the shards afresh. ``n_annotators``, ``n_classes``,
+    ``n_items``: the run's.
+
+    **Faults.** ``checkpoints`` (a :class:`~plausible.inference.chain_checkpoints.
+    ChainCheckpoints`) writes both halves of every chain every ``checkpoints.every`` sweeps; a
+    chain whose key has a checkpoint there starts from it (a killed driver's run, re-run
+    with the same seed). When a shard is lost, the shards are rebuilt and every chain started
+    so far is restored (from its last checkpoint, or from its start without a store) and its
+    sweeps since then replayed with the same random numbers, so the draws are those of a run
+    without the fault."""
 
     name = "plausible.inference.dawid_skene_shards"
     default_tune = DEFAULT_TUNE
     default_thin = 1
 
     def __init__(self, call: Callable, member, a, gamma: float, *, n_annotators: int,
-                 n_classes: int, n_items: int):
+                 n_classes: int, n_items: int, checkpoints: ChainCheckpoints | None = None):
         self.call, self.member, self.gamma = call, member, float(gamma)
+        self.checkpoints = checkpoints
         self.a = np.asarray(a, dtype=np.float64)
         J, C, N = n_annotators, n_classes, n_items
         self.shape = (J, C)
@@ -175,34 +251,127 @@ class ShardedKernel:
                             SUMMARIES[0]: Variable(("item", "class"), (N, C)),
                             SUMMARIES[1]: Variable(("item", "class"), (N, C)),
                             "shard_seconds": Variable((), ())}
+        self.started: list[ShardedState] = []
+        self.recoveries = 0
+
+    def _fresh_globals(self) -> tuple:
+        J, C = self.shape
+        return self.member.start(J, C), np.zeros((J * C, C)), np.zeros(C)
 
     def start(self, rng):
-        """A chain keyed by a draw from its generator, started on every shard."""
+        """A chain keyed by a draw from its generator, started on every shard, or restored
+        from its last checkpoint in the store."""
         key = int(rng.integers(2**63))
-        counts, class_counts = _summed(self.call("start_chain", key))
-        J, C = self.shape
-        return ShardedState(key, counts, class_counts, self.member.start(J, C),
-                            np.zeros((J * C, C)), np.zeros(C))
+        state = ShardedState(key, rng, None, None, *self._fresh_globals(),
+                             base_rng=generator_state(rng))
+        state.base_globals = _copied((state.member_state, state.table, state.log_pi))
+        latest = self.checkpoints.latest(key) if self.checkpoints is not None else None
+        if latest is not None:
+            state.base = state.resume_at = latest["sweep"]
+            state.stored_kept, state.base_rng = latest["kept"], latest["rng"]
+            state.base_globals = self.checkpoints.global_state(latest)
+            state.stored = self.checkpoints.draws(key, latest["kept"])
+        self._recovering(lambda: self._restore(state))
+        self.started.append(state)
+        return state
 
-    def sweep(self, rng, state, out):
-        """The global half given the summed counts, then every shard's classes."""
+    def _restore(self, state) -> None:
+        """The chain at its ``base``: the shards' part (from the checkpoint, or started
+        afresh), the global state and, when it is live, the generator."""
+        if state.base == 0:
+            results = self.call("start_chain", state.key)
+        else:
+            directory = self.checkpoints.latest(state.key)["directory"]
+            results = self.call("load_chain", state.key, directory)
+        state.counts, state.class_counts = _summed(results)
+        state.member_state, state.table, state.log_pi = _copied(state.base_globals)
+        if state.sweep >= state.resume_at:
+            set_generator_state(state.rng, state.base_rng)
+
+    def _recovering(self, step):
+        """Run ``step()``; when a shard is lost, rebuild the shards, bring every chain
+        started so far back to where it was, and run it again."""
+        for attempt in range(MAX_RECOVERIES + 1):
+            try:
+                return step()
+            except ShardLost:
+                if attempt == MAX_RECOVERIES:
+                    raise
+                self.recoveries += 1
+                self.call.rebuild()
+                for state in self.started:
+                    self._restore(state)
+                    for keep in state.flags:
+                        self._advance(state, keep)
+
+    def _advance(self, state, keep: bool) -> list:
+        """One sweep of the chain: the global half given the summed counts, then every
+        shard's classes. Returns the shards' results."""
+        rng = state.rng
         state.member_state = self.member.draw(rng, state.counts[None], self.gamma, state.table,
                                               state.member_state)
         kernel_code.draw_class_prior(rng, state.class_counts[None], self.a, state.log_pi,
                                      np.empty(0))
-        results = self.call("sweep", state.key, state.table, state.log_pi, out is not None)
+        results = self.call("sweep", state.key, state.table, state.log_pi, keep)
         state.counts, state.class_counts = _summed(r[:2] for r in results)
+        return results
+
+    def sweep(self, rng, state, out):
+        """One sweep (:meth:`_advance`), recovered from a lost shard; a sweep before the
+        chain's checkpoint only writes the stored draw."""
+        if state.sweep < state.resume_at:
+            if out is not None:
+                for name, view in out.items():
+                    view[...] = state.stored[name][state.kept]
+                state.kept += 1
+            state.sweep += 1
+            if state.sweep == state.resume_at:
+                if state.kept != state.stored_kept:
+                    raise ValueError(f"{self.checkpoints.store}: its checkpoint of chain "
+                                     f"{state.key} after {state.resume_at} sweeps holds "
+                                     f"{state.stored_kept} kept draws, this run would have "
+                                     f"kept {state.kept}: it was written with another "
+                                     "warm-up or thinning")
+                set_generator_state(rng, state.base_rng)
+                state.stored = {}
+            return state
+        keep = out is not None
+        results = self._recovering(lambda: self._advance(state, keep))
         state.shard_seconds += max(r[3] for r in results)
-        if out is not None:
-            out["class_prior"][...] = np.exp(state.log_pi)
-            for name, value in self.member.values(state.table, state.member_state).items():
+        state.sweep += 1
+        state.flags.append(keep)
+        if keep:
+            pi = np.exp(state.log_pi)
+            out["class_prior"][...] = pi
+            values = self.member.values(state.table, state.member_state)
+            if hasattr(self.member, "from_class_prior"):  # a member that names the prior
+                values.update(self.member.from_class_prior(pi))
+            for name, value in values.items():
                 out[name][...] = value
             out["classes_changed"][...] = sum(r[2] for r in results)
+            state.kept += 1
+            if self.checkpoints is not None:
+                for name, view in out.items():
+                    state.pending.setdefault(name, []).append(np.array(view))
+        if self.checkpoints is not None and state.sweep % self.checkpoints.every == 0:
+            self._recovering(lambda: self._checkpoint(state))
         return state
+
+    def _checkpoint(self, state) -> None:
+        """Both halves of the chain after its sweeps so far, into the store; the new base."""
+        directory = self.checkpoints.directory(state.key, state.sweep)
+        self.call("save_chain", state.key, str(directory))
+        self.checkpoints.commit(state.key, state.sweep, directory, rng=state.rng,
+                                member_state=state.member_state, table=state.table,
+                                log_pi=state.log_pi, kept=state.kept, pending=state.pending)
+        state.base, state.base_rng = state.sweep, generator_state(state.rng)
+        state.base_globals = _copied((state.member_state, state.table, state.log_pi))
+        state.flags, state.pending = [], {}
 
     def finish(self, state, out):
         """The chain's last classes and its shards' summaries, in shard order."""
-        parts = self.call("finish_chain", state.key)
+        parts = self._recovering(lambda: self.call("finish_chain", state.key))
+        self.started = [s for s in self.started if s is not state]
         out["final_class"][...] = np.concatenate([p[0] for p in parts])
         out[SUMMARIES[0]][...] = np.concatenate([p[1] for p in parts])
         out[SUMMARIES[1]][...] = np.concatenate([p[2] for p in parts])
@@ -212,8 +381,8 @@ class ShardedKernel:
 def sample_sharded(call: Callable, *, items, annotators, classes, member,
                    class_concentration, reliability: float, draws: int | str = 1000,
                    chains: int = 4, seed=None, tune: int | None = None, until=None,
-                   max_seconds: float | None = None, max_draws: int | None = None
-                   ) -> xr.DataTree:
+                   max_seconds: float | None = None, max_draws: int | None = None,
+                   checkpoints: ChainCheckpoints | None = None) -> xr.DataTree:
     """Sample :class:`ShardedKernel` over the shards ``call`` reaches (their ``items`` in shard
     order, the run's ``annotators`` and ``classes``) with the driver
     (:func:`~plausible.inference.driver.sample_kernel`; ``draws="auto"`` with ``until``,
@@ -221,10 +390,12 @@ def sample_sharded(call: Callable, *, items, annotators, classes, member,
     one sweep at a time). The trace: posterior ``class_prior`` and the member's variables;
     ``plausibility_summary``; ``sample_stats`` ``classes_changed``, ``final_class (chain,
     item)`` and ``shard_seconds (chain,)`` (the slowest shard's time per sweep, summed: the
-    rest of ``sampling_seconds`` is the driver's draws and the round trips)."""
+    rest of ``sampling_seconds`` is the driver's draws and the round trips); the posterior's
+    ``shard_recoveries`` attribute counts the rebuilds after lost shards. ``checkpoints``: as
+    :class:`ShardedKernel`."""
     kernel = ShardedKernel(call, member, class_concentration, reliability,
                            n_annotators=len(annotators), n_classes=len(classes),
-                           n_items=len(items))
+                           n_items=len(items), checkpoints=checkpoints)
     constant = xr.Dataset({"reliability": float(reliability)},
                           coords={"class": classes, "label_class": classes})
     trace = sample_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, cores=1,
@@ -238,7 +409,18 @@ def sample_sharded(call: Callable, *, items, annotators, classes, member,
                          attrs={"draws": trace["posterior"].sizes["draw"]})
     trace["sample_stats"] = xr.DataTree(stats.drop_vars(list(SUMMARIES)))
     trace[GROUP] = xr.DataTree(summary)
+    trace["posterior"].attrs["shard_recoveries"] = kernel.recoveries
     return trace
+
+
+def _copied(values: tuple) -> tuple:
+    """Copies of a chain's global state ``(member state, table, log pi)``."""
+    member_state, *arrays = values
+    if isinstance(member_state, tuple):
+        member_state = tuple(np.array(a) for a in member_state)
+    elif member_state is not None:
+        member_state = np.array(member_state)
+    return (member_state, *(np.array(a) for a in arrays))
 
 
 def _summed(results) -> tuple[np.ndarray, np.ndarray]:
@@ -251,4 +433,4 @@ def _summed(results) -> tuple[np.ndarray, np.ndarray]:
     return counts, class_counts
 
 
-__all__ = ["SUMMARIES", "Shard", "ShardedKernel", "sample_sharded", "shard_ranges"]
+__all__ = ["SUMMARIES", "Shard", "ShardLost", "ShardedKernel", "sample_sharded", "shard_ranges"]
