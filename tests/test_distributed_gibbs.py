@@ -13,6 +13,7 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
+from split_rhat import classic_split_rhat
 
 import plausible as pl
 from plausible import distributed_gibbs as dg
@@ -76,10 +77,15 @@ def test_the_sharded_chain_has_the_one_process_samplers_posterior(labels, model)
         moving = mcse > 1e-4
         z = np.abs(a.mean(axis=(0, 1)) - b.mean(axis=(0, 1)))[moving] / mcse[moving]
         assert z.max() < 4.5, (name, z.max())
-    # the shards' summaries are the per-draw plausibilities' own
+    # the shards' summaries are the per-draw plausibilities' own (recomputed in float32)
     np.testing.assert_allclose(pl.metrics.posterior_mean(sharded).values,
                                sharded.posterior["plausibility"].mean(("chain", "draw")).values,
                                rtol=1e-5)
+    draws = sharded.posterior["plausibility"].transpose("chain", "draw", ...).values
+    rhat = pl.metrics.split_rhat(pl.metrics.accumulated(sharded)).values
+    moving = np.isfinite(rhat)
+    np.testing.assert_allclose(rhat[moving], classic_split_rhat(draws.astype(np.float64))[moving],
+                               rtol=1e-4)
 
 
 @pytest.mark.parametrize("accuracy", ["hierarchical", "symmetric", "pooled"])

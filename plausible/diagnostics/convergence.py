@@ -10,7 +10,10 @@ ESS cannot be computed: fewer than :data:`MIN_CHAINS` chains or :data:`MIN_DRAWS
 chain, no elements (a trace of 0 items), or every element constant over the draws (e.g. a
 plausibility fixed at 0), or, unless asked for by name, computed from other variables each
 time it is read (named, comma-separated, in the posterior's ``computed_when_read`` attribute: Dawid–Skene's
-plausibilities past the memory budget). A trace of exact independent posterior draws (the batched exact
+plausibilities past the memory budget). Such plausibilities keep the moments of each half of
+each chain (:mod:`plausible.metrics.accumulated`): their split R-hat (of the raw values, not
+ranks) is reported, and fails them when it is above the threshold; passing it, they stay not
+assessed, since ESS needs the draws. A trace of exact independent posterior draws (the batched exact
 route, ``sample_stats.attrs["independent_draws"]``) has no Markov chain to converge: its
 variables are reported as ``exact draws``, and its Monte Carlo error is that of independent
 draws (ESS = number of draws).
@@ -23,6 +26,8 @@ import pandas as pd
 
 from plausible.diagnostics.chain_modes import chain_modes
 from plausible.diagnostics.estimators import convergence_diagnostics
+from plausible.metrics.accumulated import accumulated, split_rhat
+from plausible.metrics.storage import NAME
 
 MIN_CHAINS = 2
 """R-hat compares chains: fewer and it is not assessed."""
@@ -171,6 +176,25 @@ def _row(status, reason="", rhat=np.nan, bulk=np.nan, tail=np.nan, worst="") -> 
             "worst": worst, "reason": reason}
 
 
+def _summarised_row(trace, name: str, rhat_max: float, too_few: list) -> dict:
+    """The row of a variable computed when read: its split R-hat from the moments accumulated
+    while sampling where there are (:func:`plausible.metrics.accumulated.split_rhat`), a
+    verdict only when it fails (ESS needs the draws); else not assessed."""
+    again = (f"var_names=['{name}'] assesses it (recomputing every draw)")
+    summary = accumulated(trace) if name == NAME else None
+    rhat = None if summary is None or too_few else split_rhat(summary)
+    if rhat is None or bool(rhat.isnull().all()):
+        return _row(NOT_ASSESSED, f"computed from the stored parameters when read: {again}")
+    worst = rhat.argmax(...)
+    where = ", ".join(f"{dim}={rhat[dim].values[int(i)].item()!r}" for dim, i in worst.items())
+    value = float(rhat.max())
+    if value > rhat_max:
+        return _row(NOT_CONVERGED, "split R-hat of the raw values from the moments accumulated "
+                                   "while sampling", value, worst=where)
+    return _row(NOT_ASSESSED, f"split R-hat {value:.3f} from the moments accumulated while "
+                              f"sampling; ESS needs the draws: {again}", value, worst=where)
+
+
 def convergence_report(
     trace, var_names=None, *, rhat_max: float = 1.01, ess_per_chain: float = 100.0
 ) -> ConvergenceReport:
@@ -201,9 +225,7 @@ def convergence_report(
     for name in names:
         da = posterior[name]
         if name in computed_when_read:
-            rows[name] = _row(NOT_ASSESSED, "computed from the stored parameters when read: "
-                                            f"var_names=['{name}'] assesses it (recomputing "
-                                            "every draw)")
+            rows[name] = _summarised_row(trace, name, rhat_max, too_few)
         elif exact:
             rows[name] = _row(EXACT, "independent draws")
         elif too_few:

@@ -51,10 +51,11 @@ from plausible.inference.chain_checkpoints import (
 from plausible.inference.dawid_skene_sampler import DEFAULT_TUNE, Design
 from plausible.inference.driver import sample_kernel
 from plausible.inference.kernel import Variable
-from plausible.metrics.accumulated import GROUP, Accumulator
+from plausible.metrics.accumulated import GROUP, MOMENTS, Accumulator, summary_dataset
 
-SUMMARIES = ("plausibility_mean", "plausibility_top1_share")
-"""The per-chain statistics a chain's shards summarise its kept sweeps in."""
+SUMMARIES = tuple(f"plausibility_{name}" for name in (*MOMENTS, "first_half_draws"))
+"""The per-chain statistics a chain's shards summarise its kept sweeps in
+(:meth:`~plausible.metrics.accumulated.Accumulator.moments`)."""
 
 
 def shard_ranges(labels: Labels, n_shards: int) -> list[tuple[int, int]]:
@@ -118,10 +119,11 @@ class Shard:
             self.chains[key] = chain
         return chain.counts.copy(), chain.class_counts.copy()
 
-    def sweep(self, key: int, table: np.ndarray, log_pi: np.ndarray, keep: bool):
+    def sweep(self, key: int, table: np.ndarray, log_pi: np.ndarray, keep: bool,
+              split: bool = False):
         """One sweep of chain ``key``'s classes given ``table (annotator * C + label,
         class)`` and ``log_pi (class,)``; ``keep``: fold the class posteriors into the
-        summaries. Returns the counts, class counts, items whose class changed and the
+        summaries (``split``: as the first draw of the chain's second half). Returns the counts, class counts, items whose class changed and the
         sweep's seconds here."""
         began = time.perf_counter()
         design, chain = self.design, self.chains[key]
@@ -131,6 +133,8 @@ class Shard:
                                           self.gamma, u, chain.z, chain.counts,
                                           chain.class_counts, store, 0, design.n_items)
         if keep:
+            if split:
+                chain.summary.split(0)
             chain.summary.add(0, chain.buffer)
         return (chain.counts.copy(), chain.class_counts.copy(), int(changed),
                 time.perf_counter() - began)
@@ -139,10 +143,9 @@ class Shard:
         """Write chain ``key``'s classes, generator and summaries into ``directory``, this
         shard's part of a checkpoint (:mod:`plausible.inference.chain_checkpoints`)."""
         chain = self.chains[key]
-        summary = chain.summary
         write_arrays(shard_path(directory, self.index),
-                     {"z": chain.z, "total": summary.total[0], "top": summary.top[0]},
-                     {"draws": int(summary.draws[0]), "rng": generator_state(chain.rng)})
+                     {"z": chain.z, **chain.summary.state(0)},
+                     {"rng": generator_state(chain.rng)})
 
     def load_chain(self, key: int, directory: str) -> tuple[np.ndarray, np.ndarray]:
         """Chain ``key`` as :meth:`save_chain` wrote it into ``directory`` (replacing its
@@ -152,8 +155,7 @@ class Shard:
         rng = np.random.default_rng()
         set_generator_state(rng, attrs["rng"])
         summary = Accumulator(1, design.n_items, C)
-        summary.total[0], summary.top[0], summary.draws[0] = (arrays["total"], arrays["top"],
-                                                              attrs["draws"])
+        summary.restore(0, {name: value for name, value in arrays.items() if name != "z"})
         chain = _Chain(arrays["z"].astype(np.int64),
                        np.zeros((design.n_annotators * C, C), dtype=np.int64),
                        np.zeros(C, dtype=np.int64), rng,
@@ -164,14 +166,12 @@ class Shard:
             self.chains[key] = chain
         return chain.counts.copy(), chain.class_counts.copy()
 
-    def finish_chain(self, key: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def finish_chain(self, key: int) -> tuple[np.ndarray, dict]:
         """Chain ``key``'s last classes ``(item,)``, posterior mean ``(item, class)`` and top-1
         shares of its kept sweeps; the chain is released."""
         with self.lock:
             chain = self.chains.pop(key)
-        summary = chain.summary
-        n = max(int(summary.draws[0]), 1)
-        return chain.z, summary.total[0] / n, summary.top[0] / n
+        return chain.z, chain.summary.moments(0)
 
 
 class ShardLost(RuntimeError):
@@ -222,7 +222,9 @@ class ShardedKernel:
     ``call(method, *args)`` runs a :class:`Shard` method on every shard and returns their
     results in shard order, raising :class:`ShardLost` when a shard's worker was lost, after
     which ``call.rebuild()`` builds the shards afresh. ``n_annotators``, ``n_classes``,
-    ``n_items``: the run's.
+    ``n_items``: the run's. ``draws``: the kept draws per chain, when known (the shards mark
+    where each chain's second half begins, for the split R-hat of
+    :func:`~plausible.metrics.accumulated.split_rhat`).
 
     **Faults.** ``checkpoints`` (a :class:`~plausible.inference.chain_checkpoints.
     ChainCheckpoints`) writes both halves of every chain every ``checkpoints.every`` sweeps; a
@@ -237,9 +239,11 @@ class ShardedKernel:
     default_thin = 1
 
     def __init__(self, call: Callable, member, a, gamma: float, *, n_annotators: int,
-                 n_classes: int, n_items: int, checkpoints: ChainCheckpoints | None = None):
+                 n_classes: int, n_items: int, checkpoints: ChainCheckpoints | None = None,
+                 draws: int | None = None):
         self.call, self.member, self.gamma = call, member, float(gamma)
         self.checkpoints = checkpoints
+        self.split_at = None if draws is None else int(draws) // 2
         self.a = np.asarray(a, dtype=np.float64)
         J, C, N = n_annotators, n_classes, n_items
         self.shape = (J, C)
@@ -248,8 +252,9 @@ class ShardedKernel:
             **{name: Variable(dims, shape) for name, (dims, shape) in member.stored(J, C).items()}}
         self.stats = {"classes_changed": Variable((), (), np.int64)}
         self.chain_stats = {"final_class": Variable(("item",), (N,), np.int64),
-                            SUMMARIES[0]: Variable(("item", "class"), (N, C)),
-                            SUMMARIES[1]: Variable(("item", "class"), (N, C)),
+                            **{name: Variable(("item", "class"), (N, C))
+                               for name in SUMMARIES[:-1]},
+                            SUMMARIES[-1]: Variable((), (), np.int64),
                             "shard_seconds": Variable((), ())}
         self.started: list[ShardedState] = []
         self.recoveries = 0
@@ -301,10 +306,10 @@ class ShardedKernel:
                 self.call.rebuild()
                 for state in self.started:
                     self._restore(state)
-                    for keep in state.flags:
-                        self._advance(state, keep)
+                    for keep, split in state.flags:
+                        self._advance(state, keep, split)
 
-    def _advance(self, state, keep: bool) -> list:
+    def _advance(self, state, keep: bool, split: bool) -> list:
         """One sweep of the chain: the global half given the summed counts, then every
         shard's classes. Returns the shards' results."""
         rng = state.rng
@@ -312,7 +317,7 @@ class ShardedKernel:
                                               state.member_state)
         kernel_code.draw_class_prior(rng, state.class_counts[None], self.a, state.log_pi,
                                      np.empty(0))
-        results = self.call("sweep", state.key, state.table, state.log_pi, keep)
+        results = self.call("sweep", state.key, state.table, state.log_pi, keep, split)
         state.counts, state.class_counts = _summed(r[:2] for r in results)
         return results
 
@@ -336,10 +341,11 @@ class ShardedKernel:
                 state.stored = {}
             return state
         keep = out is not None
-        results = self._recovering(lambda: self._advance(state, keep))
+        split = keep and state.kept == self.split_at
+        results = self._recovering(lambda: self._advance(state, keep, split))
         state.shard_seconds += max(r[3] for r in results)
         state.sweep += 1
-        state.flags.append(keep)
+        state.flags.append((keep, split))
         if keep:
             pi = np.exp(state.log_pi)
             out["class_prior"][...] = pi
@@ -373,8 +379,11 @@ class ShardedKernel:
         parts = self._recovering(lambda: self.call("finish_chain", state.key))
         self.started = [s for s in self.started if s is not state]
         out["final_class"][...] = np.concatenate([p[0] for p in parts])
-        out[SUMMARIES[0]][...] = np.concatenate([p[1] for p in parts])
-        out[SUMMARIES[1]][...] = np.concatenate([p[2] for p in parts])
+        for name, moment in zip(SUMMARIES, (*MOMENTS, "first_half_draws")):
+            if moment == "first_half_draws":  # the same on every shard
+                out[name][...] = parts[0][1][moment]
+            else:
+                out[name][...] = np.concatenate([p[1][moment] for p in parts])
         out["shard_seconds"][...] = state.shard_seconds
 
 
@@ -395,7 +404,8 @@ def sample_sharded(call: Callable, *, items, annotators, classes, member,
     :class:`ShardedKernel`."""
     kernel = ShardedKernel(call, member, class_concentration, reliability,
                            n_annotators=len(annotators), n_classes=len(classes),
-                           n_items=len(items), checkpoints=checkpoints)
+                           n_items=len(items), checkpoints=checkpoints,
+                           draws=draws if draws != "auto" else None)
     constant = xr.Dataset({"reliability": float(reliability)},
                           coords={"class": classes, "label_class": classes})
     trace = sample_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, cores=1,
@@ -405,8 +415,11 @@ def sample_sharded(call: Callable, *, items, annotators, classes, member,
                           constant_data=constant,
                           attrs={"computed_when_read": "plausibility"})
     stats = trace["sample_stats"].to_dataset()
-    summary = xr.Dataset({"mean": stats[SUMMARIES[0]], "top1_share": stats[SUMMARIES[1]]},
-                         attrs={"draws": trace["posterior"].sizes["draw"]})
+    n_draws = trace["posterior"].sizes["draw"]
+    summary = summary_dataset(
+        [{moment: stats[name].values[c] for name, moment in
+          zip(SUMMARIES, (*MOMENTS, "first_half_draws"))} for c in range(chains)],
+        [n_draws] * chains, {"item": items, "class": classes})
     trace["sample_stats"] = xr.DataTree(stats.drop_vars(list(SUMMARIES)))
     trace[GROUP] = xr.DataTree(summary)
     trace["posterior"].attrs["shard_recoveries"] = kernel.recoveries

@@ -54,7 +54,9 @@ class Chains:
     variables not recorded. ``accumulate``: ``{name: accumulator}`` for skipped variables
     whose kept draws are still written by the sweep, each into a per-chain buffer, and
     folded into ``accumulator.add(chain, value)`` (e.g.
-    :class:`plausible.metrics.accumulated.Accumulator`) instead of being stored. ``resume``:
+    :class:`plausible.metrics.accumulated.Accumulator`) instead of being stored, with
+    ``accumulator.split(chain)`` before the draw that begins the chain's second half (of the
+    draws so far; ``split(chain, at=False)`` when a block cut short cannot be halved). ``resume``:
     one ``{name: value}`` per chain, from which ``kernel.resume`` starts that chain instead
     of ``kernel.start`` (a warm start from an earlier run's final states). :meth:`finish` gives the per-chain statistics, :meth:`close`
     releases what the chains hold (also on leaving a ``with`` block)."""
@@ -97,6 +99,13 @@ class Chains:
             return 1
         return self.tune * (self.kept == 0) + n * self.thin
 
+    def _split_at(self, n: int) -> int | None:
+        """The index of a chain's draw that begins its second half once this block of ``n``
+        draws is drawn (None when it lies in an earlier block: a block cut short by
+        ``max_draws``)."""
+        half = (self.kept + n) // 2
+        return half if half >= self.kept else None
+
     def _chain(self, c, n, values, *, stop, progress=None):
         kernel, rng = self.kernel, self.rngs[c]
         if not self.started[c]:
@@ -111,6 +120,10 @@ class Chains:
             return
         warm_up = self.kept == 0  # only the first block starts with the warm-up sweeps
         tune, thin, state = self.tune, self.thin, self.states[c]
+        split_at = self._split_at(n)
+        if split_at is None:
+            for accumulator in self.accumulate.values():
+                accumulator.split(c, at=False)
         reported = 0
         for t in range(sweeps := tune * warm_up + n * thin):
             if stop.is_set():
@@ -122,6 +135,8 @@ class Chains:
                     **{name: a[c, d, ...] for name, a in values.items()},
                     **{name: buffer[c] for name, buffer in self.buffers.items()}})
                 for name, accumulator in self.accumulate.items():
+                    if self.kept + d == split_at:  # the second half begins with this draw
+                        accumulator.split(c)
                     accumulator.add(c, self.buffers[name][c])
             else:
                 state = kernel.sweep(rng, state, None)

@@ -7,7 +7,8 @@ Every metric reads only plausibility draws (dims: sample dims such as ``("chain"
 every rank-based metric of a sweep). They stream over the draws in bounded blocks
 (:func:`set_options`) and never know which model produced the draws. A trace whose draws are
 computed when read carries the posterior mean and top-1 shares accumulated while sampling
-(:func:`accumulated`), which the posterior mean and the label certainty read instead.
+(:func:`accumulated`), which the posterior mean and the label certainty read instead, and
+the moments of each half-chain, which give its split R-hat (:func:`split_rhat`).
 
 >>> import plausible as pl
 >>> acc = pl.metrics.ua_topk_accuracy(trace, scores, k=3)    # doctest: +SKIP
@@ -17,7 +18,7 @@ Calibration under disagreement (Mimori et al. 2021) is :mod:`plausible.calibrati
 classifier against noisy labels (Su 2024) is :mod:`plausible.evaluation`.
 """
 
-from plausible.metrics.accumulated import accumulated
+from plausible.metrics.accumulated import Accumulator, accumulated, split_rhat
 from plausible.metrics.accuracy import ua_average_overlap, ua_overlap, ua_set_accuracy, ua_topk_accuracy
 from plausible.metrics.agreement import leave_one_out_agreement
 from plausible.metrics.certainty import annotation_certainty, expected_group, group_certainty, label_certainty
@@ -31,6 +32,7 @@ from plausible.metrics.storage import storage_form, to_dense
 from plausible.metrics.summary import histogram, summarize
 
 __all__ = [
+    "Accumulator",
     "accumulated",
     "annotation_certainty",
     "as_draws",
@@ -47,6 +49,7 @@ __all__ = [
     "sample_dims",
     "scores_to_blocks",
     "set_options",
+    "split_rhat",
     "storage_form",
     "summarize",
     "to_dense",

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 from scipy.special import softmax
+from split_rhat import classic_split_rhat
 
 import plausible as pl
 from plausible.data.labels import Labels
@@ -155,6 +156,23 @@ def test_simulation_based_calibration_of_the_compiled_sampler(sampler):
         assert p > 1e-3, (name, p)
 
 
+def test_the_split_rhat_of_a_summary_is_that_of_its_draws_and_sees_a_chain_apart():
+    rng = np.random.default_rng(3)
+    x = rng.beta(2, 5, size=(3, 301, 4, 2))
+    x[2, :, 0] += 0.2  # chain 2 elsewhere for item 0
+    summary = pl.metrics.Accumulator(3, 4, 2)
+    for c in range(3):
+        for d in range(301):
+            if d == 150:
+                summary.split(c)
+            summary.add(c, x[c, d])
+    rhat = pl.metrics.split_rhat(summary.dataset())
+    np.testing.assert_allclose(rhat.values, classic_split_rhat(x), rtol=1e-10)
+    assert float(rhat[0].min()) > 1.15 and float(rhat[1:].max()) < 1.05
+    summary.split(1, at=False)  # a chain that could not be halved: no split R-hat
+    assert pl.metrics.split_rhat(summary.dataset()) is None
+
+
 def test_plausibilities_are_kept_as_asked_or_summarised_within_the_memory_budget():
     labels = labels_of(n_items=200, seed=8)
     model = ds.build(labels)
@@ -186,9 +204,18 @@ def test_plausibilities_are_kept_as_asked_or_summarised_within_the_memory_budget
     lazy_ll = summarised.log_likelihood["labels"]
     assert lazy_ll.chunks is not None
     np.testing.assert_array_equal(lazy_ll.values, stored.log_likelihood["labels"].values)
+    # the split R-hat from each half-chain's moments is the draws' own (classic, unranked)
+    draws = stored.posterior["plausibility"].transpose("chain", "draw", ...).values
+    rhat = pl.metrics.split_rhat(pl.metrics.accumulated(summarised))
+    moving = np.isfinite(rhat.values)  # not within 1e-6 of 0 or 1 in every draw
+    assert moving.mean() > 0.5
+    np.testing.assert_allclose(rhat.values[moving],
+                               classic_split_rhat(draws.astype(np.float64))[moving], rtol=1e-9)
     report = pl.diagnostics.convergence_report(summarised)  # does not recompute every draw
-    assert report.table.loc["plausibility", "status"] == "not assessed"
-    assert "computed from the stored parameters" in report.table.loc["plausibility", "reason"]
+    row = report.table.loc["plausibility"]  # 2 x 100 draws: fails, or passes R-hat only
+    assert row["max_rhat"] == pytest.approx(float(rhat.max()))
+    assert row["status"] == ("not converged" if row["max_rhat"] > 1.01 else "not assessed")
+    assert "from the moments accumulated while sampling" in row["reason"]
     assert pl.diagnostics.convergence_report(summarised, var_names=["plausibility"]).table.loc[
         "plausibility", "status"] in ("converged", "not converged")
     # a summary only describes the draws it was made from
