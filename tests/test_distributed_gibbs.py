@@ -147,6 +147,8 @@ def test_a_partitioned_parquet_dataset_is_read_by_the_shards(client, labels, tmp
         np.testing.assert_array_equal(value, arrays(there)[name], err_msg=name)
     table = pl.metrics.label_certainty(there)
     assert sorted(table["item"].values) == sorted(frame["task"].unique())
+    worst = pl.diagnostics.convergence_report(there).table.loc["plausibility", "worst"]
+    assert worst.startswith("item='t") and ", class=" in worst  # named by string ids
     assert list(there.posterior["annotator"].values) == sorted(frame["worker"].unique())
     in_memory = dg.sample_on_cluster(labels, n_shards=3, **run)  # same labels, ids differ
     np.testing.assert_allclose(there.posterior["class_prior"].mean(("chain", "draw")),

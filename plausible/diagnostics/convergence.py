@@ -156,13 +156,13 @@ def rhat_text(value: float, threshold: float) -> str:
 
 
 def _worst(da, rhat: np.ndarray) -> str:
-    """The element of ``da`` (dims ``chain, draw, ...``) with the highest R-hat, by its
-    coordinates (or positions where a dim has none)."""
+    """The element of ``da`` (dims ``chain, draw, ...``, or the dims of ``rhat``) with the
+    highest R-hat, by its coordinates (or positions where a dim has none)."""
     if rhat.ndim == 0:
         return ""
     index = np.unravel_index(np.nanargmax(rhat), rhat.shape)
     parts = []
-    for dim, i in zip(da.dims[2:], index):
+    for dim, i in zip(da.dims[-rhat.ndim:], index):
         if dim in da.coords:
             label = da[dim].values[i]
             parts.append(f"{dim}={getattr(label, 'item', lambda: label)()!r}")
@@ -180,13 +180,14 @@ def _summarised_row(trace, name: str, rhat_max: float, too_few: list) -> dict:
     """The row of a variable computed when read: its split R-hat from the moments accumulated
     while sampling where there are (:func:`plausible.metrics.accumulated.split_rhat`), a
     verdict only when it fails (ESS needs the draws); else not assessed."""
-    again = (f"var_names=['{name}'] assesses it (recomputing every draw)")
+    again = (f"var_names=['{name}'] assesses it (recomputing every draw)"
+             if name in trace["posterior"].data_vars else
+             "the draws cannot be computed here (the labels were read by the workers)")
     summary = accumulated(trace) if name == NAME else None
     rhat = None if summary is None or too_few else split_rhat(summary)
     if rhat is None or bool(rhat.isnull().all()):
         return _row(NOT_ASSESSED, f"computed from the stored parameters when read: {again}")
-    worst = rhat.argmax(...)
-    where = ", ".join(f"{dim}={rhat[dim].values[int(i)].item()!r}" for dim, i in worst.items())
+    where = _worst(rhat, rhat.values)
     value = float(rhat.max())
     if value > rhat_max:
         return _row(NOT_CONVERGED, "split R-hat of the raw values from the moments accumulated "
@@ -222,11 +223,14 @@ def convergence_report(
     rows = {}
     computed_when_read = (set(posterior.attrs.get("computed_when_read", "").split(","))
                           if var_names is None else set())
+    if NAME in computed_when_read and NAME not in names and accumulated(trace) is not None:
+        names.append(NAME)  # summarised only: no labels here to compute the draws from
     for name in names:
-        da = posterior[name]
         if name in computed_when_read:
             rows[name] = _summarised_row(trace, name, rhat_max, too_few)
-        elif exact:
+            continue
+        da = posterior[name]
+        if exact:
             rows[name] = _row(EXACT, "independent draws")
         elif too_few:
             rows[name] = _row(NOT_ASSESSED, "; ".join(too_few))
@@ -248,8 +252,8 @@ def convergence_report(
                                    columns=["status", "max_rhat", "min_ess_bulk", "min_ess_tail",
                                             "worst", "reason"])
     seconds = posterior.attrs.get("sampling_seconds")
-    readable = ("plausibility" in names and "class" in posterior["plausibility"].dims
-                and "plausibility" not in computed_when_read and not exact and not too_few)
+    readable = ("plausibility" in names and "plausibility" not in computed_when_read
+                and "class" in posterior["plausibility"].dims and not exact and not too_few)
     return ConvergenceReport(table=table, rhat_max=rhat_max, ess_min=ess_min, n_chains=n_chains,
                              n_draws=n_draws, seconds=None if seconds is None else float(seconds),
                              modes=chain_modes(trace) if readable else None)
