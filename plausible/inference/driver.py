@@ -233,7 +233,8 @@ def run_until(kernel: Kernel, *, chains: int, until, seed=None, tune: int | None
               resume=None) -> tuple[dict[str, np.ndarray], str]:
     """Run :class:`Chains` of ``kernel`` in blocks (``first_draws`` kept draws per chain, then
     as many again as drawn so far) until ``until(values)`` is true (``values``: the
-    kernel's recorded variables so far, ``(chain, draw, ...)`` arrays), ``max_seconds`` have passed (checked after
+    kernel's recorded variables so far, ``(chain, draw, ...)`` arrays, and each accumulated
+    variable's summaries so far, ``accumulator.dataset()``), ``max_seconds`` have passed (checked after
     each block) or ``max_draws`` per chain are drawn. Returns the draws (with the per-chain
     statistics, as :func:`run_kernel`) and what stopped the run: ``"converged"``,
     ``"max_seconds"`` or ``"max_draws"``. ``accumulate``, ``resume``: as :class:`Chains`."""
@@ -250,7 +251,10 @@ def run_until(kernel: Kernel, *, chains: int, until, seed=None, tune: int | None
             block = run.draw(n)
             values = {name: np.concatenate([values[name], new], axis=1) if values else new
                       for name, new in block.items()}
-            if until({name: values[name] for name in kernel.variables if name in values}):
+            visible = {name: values[name] for name in kernel.variables if name in values}
+            visible.update({name: accumulator.dataset()
+                            for name, accumulator in run.accumulate.items()})
+            if until(visible):
                 stopped = "converged"
             elif max_seconds is not None and time.perf_counter() - start >= max_seconds:
                 stopped = "max_seconds"

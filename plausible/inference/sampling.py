@@ -58,6 +58,7 @@ from plausible.inference import memory
 from plausible.inference.driver import AUTO, AUTO_FIRST_DRAWS, assemble
 from plausible.inference.progress import reporting
 from plausible.inference.steps_kernel import jittered, sample_steps
+from plausible.metrics.accumulated import split_rhat
 from plausible.metrics.storage import NAME, candidate_nbytes
 
 STORAGES = ("auto", "dense", "candidate")
@@ -78,13 +79,20 @@ class AutoDrawsUnavailable(ValueError):
     """``draws="auto"`` asked of a model that ``pm.sample`` samples (raised before sampling)."""
 
 
-def _no_variable_fails(values) -> bool:
+def _no_variable_fails(values, rhat_max: float = 1.01) -> bool:
     """Whether no variable of ``values`` (name: ``(chain, draw, ...)``) fails
-    :func:`plausible.diagnostics.convergence_report`'s thresholds."""
+    :func:`plausible.diagnostics.convergence_report`'s thresholds, and no summarised one
+    (name: its summaries accumulated while sampling, a Dataset) has a split R-hat above
+    ``rhat_max`` (:func:`plausible.metrics.accumulated.split_rhat`: what the report reads
+    of it)."""
+    for summary in (v for v in values.values() if isinstance(v, xr.Dataset)):
+        rhat = split_rhat(summary)
+        if rhat is not None and float(rhat.max(skipna=True)) > rhat_max:
+            return False
     posterior = xr.Dataset({name: (("chain", "draw", *(f"{name}_dim_{k}" for k in
                                                         range(v.ndim - 2))), v)
-                            for name, v in values.items()})
-    return convergence_report(assemble(posterior)).ok
+                            for name, v in values.items() if not isinstance(v, xr.Dataset)})
+    return convergence_report(assemble(posterior), rhat_max=rhat_max).ok
 
 
 def dispersed_initvals(model: pm.Model, chains: int, rng: np.random.Generator, scale: float):
@@ -164,8 +172,9 @@ def sample(
         Kept draws per chain and number of chains (``>= 1`` each). ``draws="auto"``: the
         chains are extended in blocks (250 draws per chain, then doubling the run) until
         every variable converges — R-hat <= 1.01, bulk and tail ESS >= 100 per chain, as
-        :func:`plausible.diagnostics.convergence_report` measures it — or ``max_seconds``
-        pass or ``max_draws`` per chain are drawn (or the memory budget is reached); the
+        :func:`plausible.diagnostics.convergence_report` measures it; plausibilities kept
+        only as summaries (``keep``), split R-hat <= 1.01 from their moments — or
+        ``max_seconds`` pass or ``max_draws`` per chain are drawn (or the memory budget is reached); the
         posterior's ``draws_stopped_by`` attribute says which. Needs at least 2 chains; exact
         independent draws take 1000 (nothing to converge; ``draws_stopped_by`` is ``"exact
         draws"``); a model sampled by ``pm.sample`` (NUTS) needs a number.

@@ -6,9 +6,10 @@ import warnings
 
 import numpy as np
 import pytest
+import xarray as xr
 
 import plausible as pl
-from plausible.inference.sampling import AutoDrawsUnavailable
+from plausible.inference.sampling import AutoDrawsUnavailable, _no_variable_fails
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +29,23 @@ def test_auto_stops_when_converged_with_the_draws_of_a_fixed_run(labels):
     for name in ("class_prior", "confusion", "plausibility"):
         np.testing.assert_array_equal(auto.posterior[name].values, fixed.posterior[name].values)
     assert auto.posterior.attrs["sampling_seconds"] > 0
+
+
+def test_auto_with_summarised_plausibilities_stops_on_their_split_rhat_too(labels):
+    model = pl.models.get("dawid-skene")(labels)
+    auto = pl.sample(model, draws="auto", seed=3, keep="summary", progressbar=False,
+                     log_likelihood=False)
+    assert auto.posterior.attrs["draws_stopped_by"] == "converged"
+    summary = pl.metrics.accumulated(auto)
+    assert summary.attrs["first_half_draws"] == auto.posterior.sizes["draw"] // 2
+    assert float(pl.metrics.split_rhat(summary).max()) <= 1.01
+    # the rule: a summary whose split R-hat fails fails the run, whatever the parameters
+    values = {name: auto.posterior[name].transpose("chain", "draw", ...).values
+              for name in ("class_prior", "confusion")}
+    assert _no_variable_fails({**values, "plausibility": summary})
+    apart = summary.copy()
+    apart["mean_first_half"] = apart["mean_first_half"] + xr.where(apart["chain"] == 0, 0.1, 0)
+    assert not _no_variable_fails({**values, "plausibility": apart})
 
 
 def test_auto_on_the_declared_steps_route(labels):
