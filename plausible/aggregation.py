@@ -131,7 +131,7 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
     client : dask.distributed.Client, optional
         Run a Dawid–Skene-family or annotator-beta chain with its items in shards on the cluster's
         workers, one shard per worker (:func:`plausible.distributed_gibbs.sample_on_cluster`:
-        the joint scan, ``draws="auto"`` read as 1000; per-item summaries kept, per-draw
+        the joint scan; per-item summaries kept, per-draw
         plausibilities computed when read; no log-likelihood). Item-independent models shard
         with :func:`plausible.distributed.run_shards`. A worker lost during the run is
         replaced and the chain continues with the draws it would have made.
@@ -171,7 +171,7 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
             raise ValueError("init= continues an in-process run; a run on a cluster starts "
                              "afresh")
         trace = distributed_gibbs.sample_on_cluster(
-            fitted, name, client=client, draws=1000 if draws == "auto" else draws,
+            fitted, name, client=client, draws=draws,
             chains=chains, seed=seed, model_kwargs=options, store=store)
         return Aggregation(trace=trace, model=name, data=fitted, default=model is None,
                            options=options)

@@ -275,11 +275,8 @@ def _cluster_chain(args, console, output, saved) -> int:
 
     if args.init is not None:
         raise UsageError("--init continues an in-process run; a chain on workers starts afresh")
-    if args.draws in (None, "auto"):
-        if args.draws == "auto":
-            raise UsageError("--draws auto extends chains in one process; on workers pass a "
-                             "number of draws (default 1000)")
-        args.draws = 1000
+    if args.draws is None:
+        args.draws = "auto"
     name = args.model
     options = model_options(args, name, models.entry(name))
     source = Path(args.annotations) if args.annotations else None

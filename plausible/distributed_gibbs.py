@@ -50,7 +50,9 @@ from plausible.data.validation import ROLES
 from plausible.inference.dawid_skene_sampler import DawidSkeneKernel, Design
 from plausible.inference.chain_checkpoints import ChainCheckpoints
 from plausible.inference.dawid_skene_shards import Shard, ShardLost, sample_sharded, shard_ranges
+from plausible.inference.driver import AUTO
 from plausible.inference.run_stores import check_or_write_run, read_run
+from plausible.inference.sampling import AUTO_MAX_DRAWS
 from plausible.inference.annotator_beta_gibbs import AnnotatorBetaGibbs
 from plausible.inference.annotator_beta_member import AnnotatorBeta
 from plausible.inference.declarations import declared_gibbs, declared_sampler
@@ -174,6 +176,12 @@ def _checkpoints(store, every, config: dict) -> ChainCheckpoints | None:
     return ChainCheckpoints(store, every)
 
 
+def _auto_limit(draws) -> dict:
+    """``draws="auto"``: extended to at most :data:`~plausible.inference.sampling.
+    AUTO_MAX_DRAWS` per chain, as in one process."""
+    return {"max_draws": AUTO_MAX_DRAWS} if draws == AUTO else {}
+
+
 def _run_seed(seed, store):
     """The seed of a checkpointed run: the store's when it has one (a re-run resumes the same
     chains), else ``seed``, else a fresh one (recorded in the store)."""
@@ -185,14 +193,17 @@ def _run_seed(seed, store):
 
 
 def sample_on_cluster(labels: Labels, model: str = "dawid-skene", *, client=None,
-                      n_shards: int | None = None, draws: int = 1000, chains: int = 4,
+                      n_shards: int | None = None, draws: int | str = 1000, chains: int = 4,
                       seed=None, tune: int | None = None,
                       model_kwargs: dict | None = None, store=None,
                       checkpoint_every: int = DEFAULT_EVERY) -> xr.DataTree:
     """Sample a Dawid–Skene-family ``model`` for ``labels`` with its items in ``n_shards``
     shards (default: one per worker of ``client``; two without one) on ``client``'s workers,
     or in this process with ``client=None`` (module docstring). Returns the trace, with the
-    per-draw plausibilities computed from the parameters when read.
+    per-draw plausibilities computed from the parameters when read. ``draws="auto"``: the
+    chains are extended in blocks (250 draws, then doubling) until the parameters pass the
+    convergence report and the plausibilities' split R-hat (from the shards' summaries) is
+    at most 1.01, up to 16,000 draws per chain.
 
     ``store``: a directory (every worker can write to) where each chain is checkpointed every
     ``checkpoint_every`` sweeps (:mod:`plausible.inference.chain_checkpoints`); the same call
@@ -208,12 +219,12 @@ def sample_on_cluster(labels: Labels, model: str = "dawid-skene", *, client=None
     checkpoints = _checkpoints(store, checkpoint_every, {
         "model": model, "options": repr(sorted((model_kwargs or {}).items())),
         "data_sha256": labels.content_hash, "shards": [list(r) for r in ranges],
-        "draws": int(draws), "chains": int(chains), "tune": tune, "seed": seed})
+        "draws": draws, "chains": int(chains), "tune": tune, "seed": seed})
     call = _shards(client, [labels.subset(slice(a, b)) for a, b in ranges],
                    gamma=options["reliability"])
     trace = sample_sharded(call, items=labels.items, annotators=labels.annotators,
                            classes=labels.classes, draws=draws, chains=chains, seed=seed,
-                           tune=tune, checkpoints=checkpoints, **options)
+                           tune=tune, checkpoints=checkpoints, **_auto_limit(draws), **options)
     kernel = DawidSkeneKernel(Design(labels), options["member"],
                               options["class_concentration"], options["reliability"])
     posterior = trace["posterior"].to_dataset()
@@ -262,7 +273,7 @@ def partition_files(path) -> list[Path]:
 
 
 def sample_partitions(path, model: str = "dawid-skene", *, client=None,
-                      n_shards: int | None = None, draws: int = 1000, chains: int = 4,
+                      n_shards: int | None = None, draws: int | str = 1000, chains: int = 4,
                       seed=None, tune: int | None = None, item: str | None = None,
                       annotator: str | None = None, label: str | None = None,
                       model_kwargs: dict | None = None, store=None,
@@ -301,7 +312,7 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
     checkpoints = _checkpoints(store, checkpoint_every, {
         "model": model, "options": repr(sorted((model_kwargs or {}).items())),
         "shards": [[[f.name, f.stat().st_size] for f in g] for g in groups],
-        "columns": columns, "draws": int(draws), "chains": int(chains), "tune": tune,
+        "columns": columns, "draws": draws, "chains": int(chains), "tune": tune,
         "seed": seed})
     call = _shards(client, sources, gamma=options["reliability"])
     items = np.concatenate(call("item_ids"))
@@ -311,7 +322,7 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
                          "partition the dataset by item")
     return sample_sharded(call, items=items, annotators=annotators, classes=classes,
                           draws=draws, chains=chains, seed=seed, tune=tune,
-                          checkpoints=checkpoints, **options)
+                          checkpoints=checkpoints, **_auto_limit(draws), **options)
 
 
 __all__ = ["PartitionSource", "kernel_options", "partition_files", "runs_on_cluster",

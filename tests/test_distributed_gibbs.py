@@ -107,6 +107,21 @@ def test_annotator_beta_over_shards_has_the_one_process_samplers_posterior(binar
     assert float(pl.models.annotator_beta.label_switching_check(sharded).max()) == 0
 
 
+def test_auto_draws_over_shards_stop_when_parameters_and_plausibilities_pass(labels):
+    run = dict(n_shards=3, chains=2, seed=6)
+    auto = dg.sample_on_cluster(labels, draws="auto", **run)
+    n = auto.posterior.sizes["draw"]
+    assert auto.posterior.attrs["draws_stopped_by"] == "converged" and n in (250, 500, 1000)
+    summary = pl.metrics.accumulated(auto)
+    assert summary.attrs["first_half_draws"] == n // 2  # each block halves the run again
+    assert float(pl.metrics.split_rhat(summary).max()) <= 1.01
+    fixed = dg.sample_on_cluster(labels, draws=n, **run)  # the same chain, the same halves
+    for name, value in arrays(fixed).items():
+        np.testing.assert_array_equal(value, arrays(auto)[name], err_msg=name)
+    np.testing.assert_array_equal(summary["mean_first_half"],
+                                  pl.metrics.accumulated(fixed)["mean_first_half"])
+
+
 def test_simulation_based_calibration_of_the_sharded_chain():
     n_items, n_annotators, C = 40, 4, 3
     beta = pl.models.dawid_skene.confusion_concentration(C, (4.0, 1.0))

@@ -49,9 +49,16 @@ from plausible.inference.chain_checkpoints import (
     write_arrays,
 )
 from plausible.inference.dawid_skene_sampler import DEFAULT_TUNE, Design
-from plausible.inference.driver import sample_kernel
+from plausible.inference.driver import AUTO, sample_kernel
+from plausible.inference.sampling import no_variable_fails
 from plausible.inference.kernel import Variable
-from plausible.metrics.accumulated import GROUP, MOMENTS, Accumulator, summary_dataset
+from plausible.metrics.accumulated import (
+    GROUP,
+    MOMENTS,
+    Accumulator,
+    split_rhat,
+    summary_dataset,
+)
 
 SUMMARIES = tuple(f"plausibility_{name}" for name in (*MOMENTS, "first_half_draws"))
 """The per-chain statistics a chain's shards summarise its kept sweeps in
@@ -166,6 +173,18 @@ class Shard:
             self.chains[key] = chain
         return chain.counts.copy(), chain.class_counts.copy()
 
+    def max_split_rhat(self, keys: list[int]) -> tuple[float, int]:
+        """The largest split R-hat over this shard's items and classes of chains ``keys``
+        from their summaries so far (:func:`~plausible.metrics.accumulated.split_rhat`), and
+        the shard's item where it is: ``(nan, -1)`` when none is computed."""
+        summaries = [self.chains[key].summary for key in keys]
+        rhat = split_rhat(summary_dataset([s.moments(0) for s in summaries],
+                                          [int(s.draws[0]) for s in summaries]))
+        if rhat is None or bool(rhat.isnull().all()):
+            return float("nan"), -1
+        item = int(rhat.max("class").argmax("item", skipna=True))
+        return float(rhat.max()), item
+
     def finish_chain(self, key: int) -> tuple[np.ndarray, dict]:
         """Chain ``key``'s last classes ``(item,)``, posterior mean ``(item, class)`` and top-1
         shares of its kept sweeps; the chain is released."""
@@ -178,6 +197,10 @@ class ShardLost(RuntimeError):
     """A shard's worker was lost during a call: the shards must be rebuilt (``call.rebuild()``)
     and the chains restored."""
 
+
+RHAT_MAX = 1.01
+"""``draws="auto"`` extends the chains until the plausibilities' split R-hat is at most this
+(and the parameters pass the convergence report)."""
 
 MAX_RECOVERIES = 3
 """Rebuilds of the shards one step of a chain may need before the run gives up."""
@@ -222,9 +245,9 @@ class ShardedKernel:
     ``call(method, *args)`` runs a :class:`Shard` method on every shard and returns their
     results in shard order, raising :class:`ShardLost` when a shard's worker was lost, after
     which ``call.rebuild()`` builds the shards afresh. ``n_annotators``, ``n_classes``,
-    ``n_items``: the run's. ``draws``: the kept draws per chain, when known (the shards mark
-    where each chain's second half begins, for the split R-hat of
-    :func:`~plausible.metrics.accumulated.split_rhat`).
+    ``n_items``: the run's. The shards mark where each chain's second half begins
+    (``split_at``, set by the driver), for the split R-hat of
+    :func:`~plausible.metrics.accumulated.split_rhat`.
 
     **Faults.** ``checkpoints`` (a :class:`~plausible.inference.chain_checkpoints.
     ChainCheckpoints`) writes both halves of every chain every ``checkpoints.every`` sweeps; a
@@ -239,11 +262,10 @@ class ShardedKernel:
     default_thin = 1
 
     def __init__(self, call: Callable, member, a, gamma: float, *, n_annotators: int,
-                 n_classes: int, n_items: int, checkpoints: ChainCheckpoints | None = None,
-                 draws: int | None = None):
+                 n_classes: int, n_items: int, checkpoints: ChainCheckpoints | None = None):
         self.call, self.member, self.gamma = call, member, float(gamma)
         self.checkpoints = checkpoints
-        self.split_at = None if draws is None else int(draws) // 2
+        self.split_at = None  # set by the driver before each block (the kernel protocol)
         self.a = np.asarray(a, dtype=np.float64)
         J, C, N = n_annotators, n_classes, n_items
         self.shape = (J, C)
@@ -374,6 +396,15 @@ class ShardedKernel:
         state.base_globals = _copied((state.member_state, state.table, state.log_pi))
         state.flags, state.pending = [], {}
 
+    def max_split_rhat(self) -> float:
+        """The largest split R-hat of the plausibilities of the chains started so far, from
+        their summaries on the shards (each shard reduces its own items; NaN when none is
+        computed)."""
+        keys = [state.key for state in self.started]
+        results = self._recovering(lambda: self.call("max_split_rhat", keys))
+        values = [value for value, _ in results if not np.isnan(value)]
+        return max(values) if values else float("nan")
+
     def finish(self, state, out):
         """The chain's last classes and its shards' summaries, in shard order."""
         parts = self._recovering(lambda: self.call("finish_chain", state.key))
@@ -395,7 +426,9 @@ def sample_sharded(call: Callable, *, items, annotators, classes, member,
     """Sample :class:`ShardedKernel` over the shards ``call`` reaches (their ``items`` in shard
     order, the run's ``annotators`` and ``classes``) with the driver
     (:func:`~plausible.inference.driver.sample_kernel`; ``draws="auto"`` with ``until``,
-    ``max_seconds``, ``max_draws``). Chains run one after another (their shards are busy with
+    ``max_seconds``, ``max_draws``; by default ``until`` the parameters pass the convergence
+    report and the plausibilities' split R-hat, reduced on each shard, is at most
+    :data:`RHAT_MAX`). Chains run one after another (their shards are busy with
     one sweep at a time). The trace: posterior ``class_prior`` and the member's variables;
     ``plausibility_summary``; ``sample_stats`` ``classes_changed``, ``final_class (chain,
     item)`` and ``shard_seconds (chain,)`` (the slowest shard's time per sweep, summed: the
@@ -404,8 +437,10 @@ def sample_sharded(call: Callable, *, items, annotators, classes, member,
     :class:`ShardedKernel`."""
     kernel = ShardedKernel(call, member, class_concentration, reliability,
                            n_annotators=len(annotators), n_classes=len(classes),
-                           n_items=len(items), checkpoints=checkpoints,
-                           draws=draws if draws != "auto" else None)
+                           n_items=len(items), checkpoints=checkpoints)
+    if draws == AUTO and until is None:
+        def until(values):  # the parameters pass the report, the plausibilities split R-hat
+            return no_variable_fails(values) and not kernel.max_split_rhat() > RHAT_MAX
     constant = xr.Dataset({"reliability": float(reliability)},
                           coords={"class": classes, "label_class": classes})
     trace = sample_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, cores=1,

@@ -56,7 +56,9 @@ class Chains:
     folded into ``accumulator.add(chain, value)`` (e.g.
     :class:`plausible.metrics.accumulated.Accumulator`) instead of being stored, with
     ``accumulator.split(chain)`` before the draw that begins the chain's second half (of the
-    draws so far; ``split(chain, at=False)`` when a block cut short cannot be halved). ``resume``:
+    draws so far; a block cut short by ``max_draws`` leaves the earlier split). A kernel that
+    summarises its own kept draws (``split_at`` attribute) is told the same before each block:
+    ``kernel.split_at``, the index of that draw, or None. ``resume``:
     one ``{name: value}`` per chain, from which ``kernel.resume`` starts that chain instead
     of ``kernel.start`` (a warm start from an earlier run's final states). :meth:`finish` gives the per-chain statistics, :meth:`close`
     releases what the chains hold (also on leaving a ``with`` block)."""
@@ -121,9 +123,6 @@ class Chains:
         warm_up = self.kept == 0  # only the first block starts with the warm-up sweeps
         tune, thin, state = self.tune, self.thin, self.states[c]
         split_at = self._split_at(n)
-        if split_at is None:
-            for accumulator in self.accumulate.values():
-                accumulator.split(c, at=False)
         reported = 0
         for t in range(sweeps := tune * warm_up + n * thin):
             if stop.is_set():
@@ -155,6 +154,8 @@ class Chains:
         progress = current_progress()
         if progress is not None:
             progress.add(self.n_chains * self._sweeps(n))
+        if hasattr(self.kernel, "split_at"):
+            self.kernel.split_at = self._split_at(n)
         run_chains(lambda c, *, stop: self._chain(c, n, values, stop=stop, progress=progress),
                    [(c,) for c in range(self.n_chains)], self.threads)
         self.kept += n

@@ -29,6 +29,9 @@ Optional: ``max_threads`` caps the threads its chains run in (1: one after anoth
 ``finish(state, out)`` writes after its last sweep (acceptance rates of adapted moves, a
 chain's final state); ``resume(values, rng) -> state`` starts a chain from such values of an
 earlier run (``{name: (*shape)}``, a warm start);
+``split_at``, an attribute of a kernel that summarises its own kept draws, is set by the
+driver before each block of draws to the index of the kept draw that begins each chain's
+second half (None when it lies in an earlier block), for the summaries' split R-hat;
 ``lazy_variables`` names variables that ``compute_when_read(values) -> {name: dask array}``
 computes from the stored ones ``values`` (name: ``(chain, draw, ...)``) when read, for when
 their per-draw arrays would not fit in memory (the driver then leaves them out of ``out``). For PyMC (:class:`PyMCKernel`): ``load(values, rng) -> state`` builds a

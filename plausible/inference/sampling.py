@@ -79,7 +79,7 @@ class AutoDrawsUnavailable(ValueError):
     """``draws="auto"`` asked of a model that ``pm.sample`` samples (raised before sampling)."""
 
 
-def _no_variable_fails(values, rhat_max: float = 1.01) -> bool:
+def no_variable_fails(values, rhat_max: float = 1.01) -> bool:
     """Whether no variable of ``values`` (name: ``(chain, draw, ...)``) fails
     :func:`plausible.diagnostics.convergence_report`'s thresholds, and no summarised one
     (name: its summaries accumulated while sampling, a Dataset) has a split R-hat above
@@ -259,7 +259,7 @@ def sample(
         # the declared steps compile their functions: only for the routes that run them
         steps = [] if compiled else [declaration.instantiate(model)
                                      for declaration in declared_gibbs(model)]
-        limits = {"until": _no_variable_fails, "max_seconds": max_seconds} if auto else {}
+        limits = {"until": no_variable_fails, "max_seconds": max_seconds} if auto else {}
         if compiled:
             trace = _sample_compiled(model, sampler, draws, tune, chains, seed, cores, budget,
                                      {**kwargs, **limits}, max_draws, keep)

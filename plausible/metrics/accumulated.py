@@ -15,8 +15,10 @@ group :data:`GROUP`::
                                      (chain, item, class)  float64  the same over the chain's
                                                                     first H_c draws
     plausibility_summary.attrs["draws"]                    M_c, draws per chain
-    plausibility_summary.attrs["first_half_draws"]         H_c = floor(M_c / 2) (absent when
-                                                           the run could not be halved)
+    plausibility_summary.attrs["first_half_draws"]         H_c = floor(M_c / 2) (an earlier
+                                                           block's when the last block was
+                                                           cut short; absent when the chains
+                                                           were not halved)
 
 Memory: ``6 x chains x items x classes`` numbers, whatever the number of draws.
 :func:`accumulated` gives the group of a trace when it describes the trace's draws (same
@@ -78,12 +80,11 @@ class Accumulator:
         _fold(plausibility, self.total[chain], self.square[chain], self.top[chain])
         self.draws[chain] += 1
 
-    def split(self, chain: int, *, at: bool = True) -> None:
-        """The draws of chain ``chain`` so far are its first half (``at=False``: the chain
-        cannot be halved, its split R-hat is not assessed)."""
+    def split(self, chain: int) -> None:
+        """The draws of chain ``chain`` so far are its first half."""
         self.first_total[chain] = self.total[chain]
         self.first_square[chain] = self.square[chain]
-        self.first_draws[chain] = self.draws[chain] if at else -1
+        self.first_draws[chain] = self.draws[chain]
 
     def moments(self, chain: int) -> dict[str, np.ndarray]:
         """Chain ``chain``'s summaries (:data:`MOMENTS`, each ``(item, class)``) and

@@ -169,8 +169,10 @@ def test_the_split_rhat_of_a_summary_is_that_of_its_draws_and_sees_a_chain_apart
     rhat = pl.metrics.split_rhat(summary.dataset())
     np.testing.assert_allclose(rhat.values, classic_split_rhat(x), rtol=1e-10)
     assert float(rhat[0].min()) > 1.15 and float(rhat[1:].max()) < 1.05
-    summary.split(1, at=False)  # a chain that could not be halved: no split R-hat
-    assert pl.metrics.split_rhat(summary.dataset()) is None
+    unsplit = pl.metrics.Accumulator(3, 4, 2)  # chains never halved: no split R-hat
+    for c in range(3):
+        unsplit.add(c, x[c, 0])
+    assert pl.metrics.split_rhat(unsplit.dataset()) is None
 
 
 def test_plausibilities_are_kept_as_asked_or_summarised_within_the_memory_budget():

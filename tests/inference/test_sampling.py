@@ -9,7 +9,7 @@ import pytest
 import xarray as xr
 
 import plausible as pl
-from plausible.inference.sampling import AutoDrawsUnavailable, _no_variable_fails
+from plausible.inference.sampling import AutoDrawsUnavailable, no_variable_fails
 
 
 @pytest.fixture(scope="module")
@@ -42,10 +42,10 @@ def test_auto_with_summarised_plausibilities_stops_on_their_split_rhat_too(label
     # the rule: a summary whose split R-hat fails fails the run, whatever the parameters
     values = {name: auto.posterior[name].transpose("chain", "draw", ...).values
               for name in ("class_prior", "confusion")}
-    assert _no_variable_fails({**values, "plausibility": summary})
+    assert no_variable_fails({**values, "plausibility": summary})
     apart = summary.copy()
     apart["mean_first_half"] = apart["mean_first_half"] + xr.where(apart["chain"] == 0, 0.1, 0)
-    assert not _no_variable_fails({**values, "plausibility": apart})
+    assert not no_variable_fails({**values, "plausibility": apart})
 
 
 def test_auto_on_the_declared_steps_route(labels):
