@@ -172,7 +172,8 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
                              "afresh")
         trace = distributed_gibbs.sample_on_cluster(
             fitted, name, client=client, draws=draws,
-            chains=chains, seed=seed, model_kwargs=options, store=store)
+            chains=chains, seed=seed, model_kwargs=options, store=store,
+            max_seconds=max_seconds)
         return Aggregation(trace=trace, model=name, data=fitted, default=model is None,
                            options=options)
     built = entry.build(fitted, **options)

@@ -294,13 +294,14 @@ def _cluster_chain(args, console, output, saved) -> int:
             trace = distributed_gibbs.sample_partitions(
                 source, name, client=client, draws=args.draws, chains=args.chains,
                 seed=args.seed, item=args.item, annotator=args.annotator, label=args.label,
-                model_kwargs=options, store=args.store)
+                model_kwargs=options, store=args.store, max_seconds=args.max_seconds)
             result = aggregation.Aggregation(trace=trace, model=name, data=None, options=options)
         else:
             annotations, description = load_annotations(args)
             result = aggregation.aggregate(annotations, name, draws=args.draws,
                                            chains=args.chains, seed=args.seed, client=client,
-                                           store=args.store, **options)
+                                           store=args.store, max_seconds=args.max_seconds,
+                                           **options)
     finally:
         client.close()
     frame, checked = _write_results(args, result, output, saved)
@@ -612,7 +613,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="ratings: recorded to this step (1 for an integer slider), for "
                      "censored-normal-inverse-gamma")
     agg.add_argument("--draws", type=_draws, default=None,
-                     help="draws per chain, or 'auto' (the default; 1000 for sharded runs): "
+                     help="draws per chain, or 'auto' (the default; 1000 for shards of "
+                     "item-independent models): "
                      "extend the chains until they converge (R-hat <= 1.01, ESS >= 100 per "
                      "chain) or --max-seconds pass")
     agg.add_argument("--max-seconds", type=_positive_float, default=None,

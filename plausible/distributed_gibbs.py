@@ -176,10 +176,10 @@ def _checkpoints(store, every, config: dict) -> ChainCheckpoints | None:
     return ChainCheckpoints(store, every)
 
 
-def _auto_limit(draws) -> dict:
+def _auto_limit(draws, max_seconds) -> dict:
     """``draws="auto"``: extended to at most :data:`~plausible.inference.sampling.
-    AUTO_MAX_DRAWS` per chain, as in one process."""
-    return {"max_draws": AUTO_MAX_DRAWS} if draws == AUTO else {}
+    AUTO_MAX_DRAWS` per chain, as in one process, or until ``max_seconds`` have passed."""
+    return {"max_draws": AUTO_MAX_DRAWS, "max_seconds": max_seconds} if draws == AUTO else {}
 
 
 def _run_seed(seed, store):
@@ -196,14 +196,15 @@ def sample_on_cluster(labels: Labels, model: str = "dawid-skene", *, client=None
                       n_shards: int | None = None, draws: int | str = 1000, chains: int = 4,
                       seed=None, tune: int | None = None,
                       model_kwargs: dict | None = None, store=None,
-                      checkpoint_every: int = DEFAULT_EVERY) -> xr.DataTree:
+                      checkpoint_every: int = DEFAULT_EVERY,
+                      max_seconds: float | None = None) -> xr.DataTree:
     """Sample a Dawid–Skene-family ``model`` for ``labels`` with its items in ``n_shards``
     shards (default: one per worker of ``client``; two without one) on ``client``'s workers,
     or in this process with ``client=None`` (module docstring). Returns the trace, with the
     per-draw plausibilities computed from the parameters when read. ``draws="auto"``: the
     chains are extended in blocks (250 draws, then doubling) until the parameters pass the
     convergence report and the plausibilities' split R-hat (from the shards' summaries) is
-    at most 1.01, up to 16,000 draws per chain.
+    at most 1.01, up to 16,000 draws per chain or ``max_seconds``.
 
     ``store``: a directory (every worker can write to) where each chain is checkpointed every
     ``checkpoint_every`` sweeps (:mod:`plausible.inference.chain_checkpoints`); the same call
@@ -224,7 +225,8 @@ def sample_on_cluster(labels: Labels, model: str = "dawid-skene", *, client=None
                    gamma=options["reliability"])
     trace = sample_sharded(call, items=labels.items, annotators=labels.annotators,
                            classes=labels.classes, draws=draws, chains=chains, seed=seed,
-                           tune=tune, checkpoints=checkpoints, **_auto_limit(draws), **options)
+                           tune=tune, checkpoints=checkpoints,
+                           **_auto_limit(draws, max_seconds), **options)
     kernel = DawidSkeneKernel(Design(labels), options["member"],
                               options["class_concentration"], options["reliability"])
     posterior = trace["posterior"].to_dataset()
@@ -277,14 +279,15 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
                       seed=None, tune: int | None = None, item: str | None = None,
                       annotator: str | None = None, label: str | None = None,
                       model_kwargs: dict | None = None, store=None,
-                      checkpoint_every: int = DEFAULT_EVERY) -> xr.DataTree:
+                      checkpoint_every: int = DEFAULT_EVERY,
+                      max_seconds: float | None = None) -> xr.DataTree:
     """Sample a Dawid–Skene-family ``model`` for the labels of a partitioned Parquet dataset
     ``path`` (module docstring): its files are dealt to ``n_shards`` shards (default: one per
     worker, or two), each read by its actor. Columns by crowd-kit's names or ``item=``,
     ``annotator=``, ``label=``. Annotators and classes are indexed in sorted order. An item
-    whose labels are in two files is refused. ``store``, ``checkpoint_every``: as
-    :func:`sample_on_cluster` (a rebuilt shard reads its files again; the run is identified
-    by its files' names and sizes)."""
+    whose labels are in two files is refused. ``store``, ``checkpoint_every``,
+    ``draws="auto"``, ``max_seconds``: as :func:`sample_on_cluster` (a rebuilt shard reads
+    its files again; the run is identified by its files' names and sizes)."""
     files = partition_files(path)
     schema = pq.read_schema(files[0])
     columns = {}
@@ -322,7 +325,8 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
                          "partition the dataset by item")
     return sample_sharded(call, items=items, annotators=annotators, classes=classes,
                           draws=draws, chains=chains, seed=seed, tune=tune,
-                          checkpoints=checkpoints, **_auto_limit(draws), **options)
+                          checkpoints=checkpoints, **_auto_limit(draws, max_seconds),
+                          **options)
 
 
 __all__ = ["PartitionSource", "kernel_options", "partition_files", "runs_on_cluster",

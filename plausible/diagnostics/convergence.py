@@ -34,9 +34,6 @@ MIN_CHAINS = 2
 MIN_DRAWS = 4
 """Split R-hat halves each chain: fewer draws per chain and it is not assessed."""
 
-SHARDED_SAMPLER = "plausible.inference.dawid_skene_shards"
-"""The ``sampler`` attribute of a chain over shards, which ``draws='auto'`` does not extend."""
-
 CONVERGED, NOT_CONVERGED, NOT_ASSESSED, EXACT = ("converged", "not converged", "not assessed",
                                                  "exact draws")
 
@@ -64,8 +61,6 @@ class ConvergenceReport:
     """Items on whose most plausible class the chains disagree
     (:func:`plausible.diagnostics.chain_modes`; None where not read: no dense stored
     plausibilities, or one chain)."""
-    more_draws: str = "draws='auto' extends the chains until they pass"
-    """How to draw more, as the advice of :attr:`text` gives it."""
 
     @property
     def status(self) -> str:
@@ -106,8 +101,8 @@ class ConvergenceReport:
         failing = self.table[self.table["status"] == NOT_CONVERGED]
         if not failing.empty:
             lines.append(f"Not converged: {len(failing)} of {n} variables fail ({thresholds}); "
-                         f"draw more samples ({self.more_draws}) or check the model before "
-                         "trusting these results:")
+                         "draw more samples (draws='auto' extends the chains until they pass) or "
+                         "check the model before trusting these results:")
             lines += [f"  {self.describe(name)}" for name in failing.index]
         unassessed = self.table[self.table["status"] == NOT_ASSESSED]
         if not unassessed.empty:
@@ -262,9 +257,6 @@ def convergence_report(
     seconds = posterior.attrs.get("sampling_seconds")
     readable = ("plausibility" in names and "plausibility" not in computed_when_read
                 and "class" in posterior["plausibility"].dims and not exact and not too_few)
-    sharded = posterior.attrs.get("sampler") == SHARDED_SAMPLER
     return ConvergenceReport(table=table, rhat_max=rhat_max, ess_min=ess_min, n_chains=n_chains,
                              n_draws=n_draws, seconds=None if seconds is None else float(seconds),
-                             modes=chain_modes(trace) if readable else None,
-                             **({"more_draws": "a chain over shards runs the draws it is given: "
-                                               "pass more"} if sharded else {}))
+                             modes=chain_modes(trace) if readable else None)
