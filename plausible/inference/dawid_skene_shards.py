@@ -173,17 +173,14 @@ class Shard:
             self.chains[key] = chain
         return chain.counts.copy(), chain.class_counts.copy()
 
-    def max_split_rhat(self, keys: list[int]) -> tuple[float, int]:
+    def max_split_rhat(self, keys: list[int]) -> float:
         """The largest split R-hat over this shard's items and classes of chains ``keys``
-        from their summaries so far (:func:`~plausible.metrics.accumulated.split_rhat`), and
-        the shard's item where it is: ``(nan, -1)`` when none is computed."""
+        from their summaries so far (:func:`~plausible.metrics.accumulated.split_rhat`; NaN
+        when none is computed)."""
         summaries = [self.chains[key].summary for key in keys]
         rhat = split_rhat(summary_dataset([s.moments(0) for s in summaries],
                                           [int(s.draws[0]) for s in summaries]))
-        if rhat is None or bool(rhat.isnull().all()):
-            return float("nan"), -1
-        item = int(rhat.max("class").argmax("item", skipna=True))
-        return float(rhat.max()), item
+        return float("nan") if rhat is None else float(rhat.max(skipna=True))
 
     def finish_chain(self, key: int) -> tuple[np.ndarray, dict]:
         """Chain ``key``'s last classes ``(item,)``, posterior mean ``(item, class)`` and top-1
@@ -402,7 +399,7 @@ class ShardedKernel:
         computed)."""
         keys = [state.key for state in self.started]
         results = self._recovering(lambda: self.call("max_split_rhat", keys))
-        values = [value for value, _ in results if not np.isnan(value)]
+        values = [value for value in results if not np.isnan(value)]
         return max(values) if values else float("nan")
 
     def finish(self, state, out):
