@@ -51,7 +51,7 @@ from plausible.inference.dawid_skene_sampler import DawidSkeneKernel, Design
 from plausible.inference.chain_checkpoints import ChainCheckpoints
 from plausible.inference.dawid_skene_shards import Shard, ShardLost, sample_sharded, shard_ranges
 from plausible.inference.driver import AUTO
-from plausible.inference.run_stores import check_or_write_run, read_run
+from plausible.inference.run_stores import RUN_FILE, check_or_write_run, read_run
 from plausible.inference.sampling import AUTO_MAX_DRAWS
 from plausible.inference.annotator_beta_gibbs import AnnotatorBetaGibbs
 from plausible.inference.annotator_beta_member import AnnotatorBeta
@@ -166,13 +166,17 @@ def _shards(client, sources, *, gamma):
     return ActorShards(client, sources, gamma)
 
 
-def _checkpoints(store, every, config: dict) -> ChainCheckpoints | None:
+def _checkpoints(store, every, *, model, model_kwargs, draws, chains, tune, seed,
+                 data: dict) -> ChainCheckpoints | None:
     """The run's checkpoints in ``store`` (None without one), after checking that the store
-    holds this run (``config``) or none."""
+    holds this run (the model, its options, the sampling settings and ``data``, what
+    identifies the labels and their shards) or none."""
     if store is None:
         return None
-    check_or_write_run(store, {"format": "plausible chain checkpoints 1", **config,
-                               "checkpoint_every": int(every)})
+    check_or_write_run(store, {"format": "plausible chain checkpoints 1", "model": model,
+                               "options": repr(sorted((model_kwargs or {}).items())),
+                               **data, "draws": draws, "chains": int(chains), "tune": tune,
+                               "seed": seed, "checkpoint_every": int(every)})
     return ChainCheckpoints(store, every)
 
 
@@ -186,7 +190,7 @@ def _run_seed(seed, store):
     """The seed of a checkpointed run: the store's when it has one (a re-run resumes the same
     chains), else ``seed``, else a fresh one (recorded in the store)."""
     if store is not None and seed is None:
-        if (Path(store) / "run.json").exists():
+        if (Path(store) / RUN_FILE).exists():
             return read_run(store).get("seed")
         return int(np.random.SeedSequence().entropy % 2**63)
     return seed
@@ -217,10 +221,10 @@ def sample_on_cluster(labels: Labels, model: str = "dawid-skene", *, client=None
         n_shards = len(client.scheduler_info()["workers"]) if client is not None else 2
     ranges = shard_ranges(labels, n_shards)
     seed = _run_seed(seed, store)
-    checkpoints = _checkpoints(store, checkpoint_every, {
-        "model": model, "options": repr(sorted((model_kwargs or {}).items())),
-        "data_sha256": labels.content_hash, "shards": [list(r) for r in ranges],
-        "draws": draws, "chains": int(chains), "tune": tune, "seed": seed})
+    checkpoints = _checkpoints(store, checkpoint_every, model=model, model_kwargs=model_kwargs,
+                               draws=draws, chains=chains, tune=tune, seed=seed,
+                               data={"data_sha256": labels.content_hash,
+                                     "shards": [list(r) for r in ranges]})
     call = _shards(client, [labels.subset(slice(a, b)) for a, b in ranges],
                    gamma=options["reliability"])
     trace = sample_sharded(call, items=labels.items, annotators=labels.annotators,
@@ -312,11 +316,10 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
     groups = [list(g) for g in np.array_split(np.array(files, dtype=object), n_shards)]
     sources = [PartitionSource(g, columns, annotators, classes) for g in groups]
     seed = _run_seed(seed, store)
-    checkpoints = _checkpoints(store, checkpoint_every, {
-        "model": model, "options": repr(sorted((model_kwargs or {}).items())),
-        "shards": [[[f.name, f.stat().st_size] for f in g] for g in groups],
-        "columns": columns, "draws": draws, "chains": int(chains), "tune": tune,
-        "seed": seed})
+    checkpoints = _checkpoints(store, checkpoint_every, model=model, model_kwargs=model_kwargs,
+                               draws=draws, chains=chains, tune=tune, seed=seed,
+                               data={"shards": [[[f.name, f.stat().st_size] for f in g]
+                                                for g in groups], "columns": columns})
     call = _shards(client, sources, gamma=options["reliability"])
     items = np.concatenate(call("item_ids"))
     repeated = pd.Index(items)[pd.Index(items).duplicated()]

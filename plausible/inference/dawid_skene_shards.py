@@ -113,13 +113,18 @@ class Shard:
     def start_chain(self, key: int) -> tuple[np.ndarray, np.ndarray]:
         """A new chain (``key``): each item's class drawn from its label shares. Returns its
         counts ``(annotator * C + label, class)`` and class counts ``(class,)``."""
-        design, C = self.design, self.design.n_classes
+        design = self.design
         rng = np.random.default_rng(np.random.SeedSequence(key, spawn_key=(self.index,)))
-        z = design.label_share_classes(rng)
+        return self._hold(key, design.label_share_classes(rng), rng,
+                          Accumulator(1, design.n_items, design.n_classes))
+
+    def _hold(self, key: int, z: np.ndarray, rng, summary: Accumulator):
+        """Keep chain ``key`` at classes ``z`` with its generator and summaries (its counts
+        taken from ``z``); returns the counts and class counts."""
+        design, C = self.design, self.design.n_classes
         chain = _Chain(z, np.zeros((design.n_annotators * C, C), dtype=np.int64),
                        np.zeros(C, dtype=np.int64), rng,
-                       np.zeros((design.n_items, C), dtype=self.dtype),
-                       Accumulator(1, design.n_items, C))
+                       np.zeros((design.n_items, C), dtype=self.dtype), summary)
         kernel_code.count_labels(design.offsets, design.code, z, chain.counts,
                                  chain.class_counts, 0, design.n_items)
         with self.lock:
@@ -130,8 +135,8 @@ class Shard:
               split: bool = False):
         """One sweep of chain ``key``'s classes given ``table (annotator * C + label,
         class)`` and ``log_pi (class,)``; ``keep``: fold the class posteriors into the
-        summaries (``split``: as the first draw of the chain's second half). Returns the counts, class counts, items whose class changed and the
-        sweep's seconds here."""
+        summaries (``split``: as the first draw of the chain's second half). Returns the
+        counts, class counts, items whose class changed and the sweep's seconds here."""
         began = time.perf_counter()
         design, chain = self.design, self.chains[key]
         u = chain.rng.random(design.n_items)
@@ -158,20 +163,11 @@ class Shard:
         """Chain ``key`` as :meth:`save_chain` wrote it into ``directory`` (replacing its
         state here, if any). Returns its counts and class counts, as :meth:`start_chain`."""
         arrays, attrs = read_arrays(shard_path(directory, self.index))
-        design, C = self.design, self.design.n_classes
         rng = np.random.default_rng()
         set_generator_state(rng, attrs["rng"])
-        summary = Accumulator(1, design.n_items, C)
+        summary = Accumulator(1, self.design.n_items, self.design.n_classes)
         summary.restore(0, {name: value for name, value in arrays.items() if name != "z"})
-        chain = _Chain(arrays["z"].astype(np.int64),
-                       np.zeros((design.n_annotators * C, C), dtype=np.int64),
-                       np.zeros(C, dtype=np.int64), rng,
-                       np.zeros((design.n_items, C), dtype=self.dtype), summary)
-        kernel_code.count_labels(design.offsets, design.code, chain.z, chain.counts,
-                                 chain.class_counts, 0, design.n_items)
-        with self.lock:
-            self.chains[key] = chain
-        return chain.counts.copy(), chain.class_counts.copy()
+        return self._hold(key, arrays["z"].astype(np.int64), rng, summary)
 
     def max_split_rhat(self, keys: list[int]) -> float:
         """The largest split R-hat over this shard's items and classes of chains ``keys``
