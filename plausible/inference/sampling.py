@@ -58,7 +58,7 @@ from plausible.inference import memory
 from plausible.inference.driver import AUTO, AUTO_FIRST_DRAWS, assemble
 from plausible.inference.progress import reporting
 from plausible.inference.steps_kernel import jittered, sample_steps
-from plausible.metrics.accumulated import split_rhat
+from plausible.metrics.accumulated import GROUP
 from plausible.metrics.storage import NAME, candidate_nbytes
 
 STORAGES = ("auto", "dense", "candidate")
@@ -80,19 +80,19 @@ class AutoDrawsUnavailable(ValueError):
 
 
 def no_variable_fails(values, rhat_max: float = 1.01) -> bool:
-    """Whether no variable of ``values`` (name: ``(chain, draw, ...)``) fails
-    :func:`plausible.diagnostics.convergence_report`'s thresholds, and no summarised one
-    (name: its summaries accumulated while sampling, a Dataset) has a split R-hat above
-    ``rhat_max`` (:func:`plausible.metrics.accumulated.split_rhat`: what the report reads
-    of it)."""
-    for summary in (v for v in values.values() if isinstance(v, xr.Dataset)):
-        rhat = split_rhat(summary)
-        if rhat is not None and float(rhat.max(skipna=True)) > rhat_max:
-            return False
+    """Whether :func:`plausible.diagnostics.convergence_report` finds no variable of
+    ``values`` failing: name -> ``(chain, draw, ...)`` draws, or, for the plausibilities
+    kept only as summaries, name -> their summaries so far (a Dataset, the trace's
+    :data:`~plausible.metrics.accumulated.GROUP`: the report reads their split R-hat)."""
+    summarised = {name: v for name, v in values.items() if isinstance(v, xr.Dataset)}
     posterior = xr.Dataset({name: (("chain", "draw", *(f"{name}_dim_{k}" for k in
                                                         range(v.ndim - 2))), v)
-                            for name, v in values.items() if not isinstance(v, xr.Dataset)})
-    return convergence_report(assemble(posterior), rhat_max=rhat_max).ok
+                            for name, v in values.items() if name not in summarised},
+                           attrs={"computed_when_read": ",".join(summarised)})
+    trace = assemble(posterior)
+    if NAME in summarised:
+        trace[GROUP] = xr.DataTree(summarised[NAME])
+    return convergence_report(trace, rhat_max=rhat_max).ok
 
 
 def dispersed_initvals(model: pm.Model, chains: int, rng: np.random.Generator, scale: float):
