@@ -13,6 +13,7 @@ import time
 import numpy as np
 import pandas as pd
 import pytest
+from dawid_skene_simulation import simulate_from_prior
 from split_rhat import classic_split_rhat
 
 import plausible as pl
@@ -123,25 +124,10 @@ def test_auto_draws_over_shards_stop_when_parameters_and_plausibilities_pass(lab
 
 
 def test_simulation_based_calibration_of_the_sharded_chain():
-    n_items, n_annotators, C = 40, 4, 3
-    beta = pl.models.dawid_skene.confusion_concentration(C, (4.0, 1.0))
-
-    def simulate(rng):
-        pi = rng.dirichlet(np.ones(C))
-        theta = np.stack([[rng.dirichlet(beta[c]) for c in range(C)] for _ in range(n_annotators)])
-        z = rng.choice(C, n_items, p=pi)
-        item = np.repeat(np.arange(n_items), n_annotators)
-        annotator = np.tile(np.arange(n_annotators), n_items)
-        label = (rng.random((item.size, 1)) > np.cumsum(theta[annotator, z[item]], axis=1)).sum(1)
-        labels = pl.data.Labels(item=item, annotator=annotator, label=np.minimum(label, C - 1),
-                                items=np.arange(n_items), annotators=np.arange(n_annotators),
-                                classes=np.arange(C))
-        return {"class_prior": pi, "confusion": theta}, labels
-
     def sharded(labels, *, draws, chains, seed):
         return dg.sample_on_cluster(labels, n_shards=3, draws=draws, chains=chains, seed=seed)
 
-    result = simulation_based_calibration(None, simulate, sampler=sharded,
+    result = simulation_based_calibration(None, simulate_from_prior, sampler=sharded,
                                           var_names=["class_prior", "confusion"],
                                           n_simulations=120, draws=300, chains=2, thin=6,
                                           seed=12)

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from scipy import stats
 from scipy.special import softmax
+from dawid_skene_simulation import simulate_from_prior
 from split_rhat import classic_split_rhat
 
 import plausible as pl
-from plausible.data.labels import Labels
 from plausible.inference import dawid_skene_kernel as kernel
 from plausible.inference import dawid_skene_members as members
 from plausible.inference.dawid_skene_sampler import Design, sample_dawid_skene
@@ -132,23 +132,8 @@ def test_lazy_plausibilities_equal_the_stored_ones_and_threads_do_not_change_dra
 
 @pytest.mark.parametrize("sampler", ["joint", "collapsed"])
 def test_simulation_based_calibration_of_the_compiled_sampler(sampler):
-    n_items, n_annotators, C = 40, 4, 3
-    beta = ds.confusion_concentration(C, (4.0, 1.0))
-
-    def simulate(rng):
-        pi = rng.dirichlet(np.ones(C))
-        theta = np.stack([[rng.dirichlet(beta[c]) for c in range(C)] for _ in range(n_annotators)])
-        z = rng.choice(C, n_items, p=pi)
-        item = np.repeat(np.arange(n_items), n_annotators)
-        annotator = np.tile(np.arange(n_annotators), n_items)
-        label = (rng.random((item.size, 1)) > np.cumsum(theta[annotator, z[item]], axis=1)).sum(1)
-        labels = Labels(item=item, annotator=annotator, label=np.minimum(label, C - 1),
-                        items=np.arange(n_items), annotators=np.arange(n_annotators),
-                        classes=np.arange(C))
-        return {"class_prior": pi, "confusion": theta}, labels
-
     result = simulation_based_calibration(lambda labels: ds.build(labels, sampler=sampler),
-                                          simulate,
+                                          simulate_from_prior,
                                           var_names=["class_prior", "confusion"],
                                           n_simulations=150, draws=400, chains=2, thin=8,
                                           seed=11, log_likelihood=False)
