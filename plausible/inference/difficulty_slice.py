@@ -346,15 +346,27 @@ _scale_update = slice_update(scale_log_density)
 
 
 @numba.njit(cache=True)
-def scale_move(rng, ability, log_beta, width, ability_prior, log_beta_prior, max_steps):
-    """GLAD's scale move in place; returns ``|u|`` and the number of density evaluations."""
-    args = (ability.sum(), (ability * ability).sum(), (log_beta - log_beta_prior[0]).sum(),
-            ability.size, log_beta.size, ability_prior[0], ability_prior[1], log_beta_prior[1])
+def scale_shift(rng, sum_a, sum_a2, sum_b, n_a, n_b, ability_prior, log_beta_prior, width,
+                max_steps):
+    """The shift ``u`` of GLAD's scale move, by a slice update from ``u = 0`` on ``log q(u)``
+    (:func:`scale_log_density`; ``sum_b = sum_i (log beta_i - m_b)``); returns ``u`` and the
+    number of density evaluations."""
+    args = (sum_a, sum_a2, sum_b, n_a, n_b, ability_prior[0], ability_prior[1],
+            log_beta_prior[1])
     u, _, n = _scale_update(rng, 0.0, scale_log_density(0.0, *args), -np.inf, np.inf, width,
                             max_steps, args)
+    return u, n + 1
+
+
+@numba.njit(cache=True)
+def scale_move(rng, ability, log_beta, width, ability_prior, log_beta_prior, max_steps):
+    """GLAD's scale move in place; returns ``|u|`` and the number of density evaluations."""
+    u, n = scale_shift(rng, ability.sum(), (ability * ability).sum(),
+                       (log_beta - log_beta_prior[0]).sum(), ability.size, log_beta.size,
+                       ability_prior, log_beta_prior, width, max_steps)
     ability *= np.exp(u)
     log_beta -= u
-    return abs(u), n + 1
+    return abs(u), n
 
 
 @numba.njit(cache=True)

@@ -34,7 +34,8 @@ one compiled pass over the labels grouped by annotator / by item, and a scale mo
 hence the likelihood, unchanged) moves the direction only the priors identify
 (:class:`~plausible.inference.difficulty_slice.DifficultySlice`). The class draw and the
 recorded ``plausibility`` use the class posterior of :class:`ClassPosterior`, one compiled
-pass over the labels grouped by item with one multiply-add per label (:func:`class_evidence`).
+pass over the labels grouped by item with one multiply-add per label
+(:func:`~plausible.inference.difficulty_classes.class_evidence`).
 An iteration on 50,000 labels costs about 3 ms (``benchmarks/bench_glad_crowdkit.py``: 4 x
 1000 draws in 14-16 s, against 15-21 s for crowd-kit's GLAD EM), against about 24 ms with
 NUTS on the continuous parameters.
@@ -78,6 +79,7 @@ from plausible.data.labels import Labels
 from plausible.data.tables import reads
 from plausible.data.validation import positive
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
+from plausible.inference.difficulty_classes import class_evidence
 from plausible.inference.latent_class_gibbs import class_posterior
 from plausible.inference.difficulty_slice import DifficultySlice, LabelGroups
 from plausible.models import latent_class as class_layer
@@ -85,32 +87,10 @@ from plausible.models.latent_class import add_class_layer, check_labels, coords,
 
 
 @numba.njit(cache=True)
-def class_evidence(ability, log_beta, offsets, annotator, label, n_classes):
-    """``E[i, c] = sum_{k: i_k = i, x_k = c} (s_k + log(C - 1))``, ``(item, class)``, with
-    ``s_k = alpha_{j_k} beta_{i_k}``, from the labels grouped by item (``offsets``
-    ``(item + 1,)``; ``annotator``, ``label`` ``(annotation,)`` in item order).
-
-    ``E`` is the class log-likelihood ``L[i, c] = sum_{k: i_k = i} log p(x_k | z_i = c)`` up to
-    a constant per item: ``log p(x_k | z_i = c) = log sigmoid(s_k) - [x_k != c] (s_k +
-    log(C - 1))`` (as ``log(1 - sigmoid(s)) = log sigmoid(s) - s``), so
-    ``L[i, c] = sum_k (log sigmoid(s_k) - s_k - log(C - 1)) + E[i, c]`` and the first sum
-    drops out of the class posterior ``softmax_c(log pi_c + L[i, c])``: one multiply-add per
-    label, no ``exp`` or ``log``.
-    """
-    log_wrong = np.log(n_classes - 1)
-    n_items = offsets.size - 1
-    E = np.zeros((n_items, n_classes))
-    for i in range(n_items):
-        beta = np.exp(log_beta[i])
-        for k in range(offsets[i], offsets[i + 1]):
-            E[i, label[k]] += ability[annotator[k]] * beta + log_wrong
-    return E
-
-
-@numba.njit(cache=True)
 def glad_class_posterior(log_prior, gamma, ability, log_beta, offsets, annotator, label):
     """``P(z_i = c | pi, alpha, beta, x) = softmax_c(log pi_c + gamma E[i, c])``,
-    ``(item, class)``, with ``E`` of :func:`class_evidence` (``log_prior`` ``(class,)``,
+    ``(item, class)``, with ``E`` of :func:`~plausible.inference.difficulty_classes.
+    class_evidence` (``log_prior`` ``(class,)``,
     ``gamma`` the reliability; the constant per item that ``E`` leaves out of ``L`` cancels
     in the softmax whatever ``gamma``)."""
     E = class_evidence(ability, log_beta, offsets, annotator, label, log_prior.size)
@@ -119,7 +99,7 @@ def glad_class_posterior(log_prior, gamma, ability, log_beta, offsets, annotator
 
 class ClassPosterior(Op):
     """Pytensor Op: inputs ``(log_prior, gamma, ability, log_beta, offsets, annotator, label)``
-    (the labels grouped by item, as for :func:`class_evidence`), output the class
+    (the labels grouped by item, as for its ``class_evidence``), output the class
     posterior ``(item, class)`` of :func:`glad_class_posterior`. No gradient: the Gibbs build
     samples without one; the marginal build differentiates the graph of
     :func:`plausible.models.latent_class.class_log_likelihood_graph`."""
