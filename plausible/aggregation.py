@@ -129,10 +129,10 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         last classes, matched by item and class id, after a short warm-up (new items start
         from their labels); a few new labels then need a few sweeps, not a full run.
     client : dask.distributed.Client, optional
-        Run a Dawid–Skene-family or annotator-beta chain with its items in shards on the cluster's
-        workers, one shard per worker (:func:`plausible.distributed_gibbs.sample_on_cluster`:
-        the joint scan; per-item summaries kept, per-draw
-        plausibilities computed when read; no log-likelihood). Item-independent models shard
+        Run a Dawid–Skene-family, annotator-beta, GLAD or Su chain with its items in shards on
+        the cluster's workers, one shard per worker
+        (:func:`plausible.distributed_gibbs.sample_on_cluster`: per-item summaries kept; the
+        Dawid–Skene family's per-draw plausibilities computed when read; no log-likelihood). Item-independent models shard
         with :func:`plausible.distributed.run_shards`. A worker lost during the run is
         replaced and the chain continues with the draws it would have made.
     store : path, optional

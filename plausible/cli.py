@@ -225,8 +225,8 @@ def aggregate(args) -> int:
         raise UsageError(f"--store/--scheduler/--workers shard items, which needs a model whose "
                          f"items are independent; {name!r} is not (use "
                          f"{', '.join(models.available().query('item_independent').index)}; "
-                         "--scheduler/--workers also run the chain of the Dawid-Skene family or "
-                         "annotator-beta over shards, named with --model)")
+                         "--scheduler/--workers also run the chain of the Dawid-Skene family, "
+                         "annotator-beta, glad or su-difficulty over shards, named with --model)")
     if args.draws is None:  # the default: until converged, or 1000 for shards (exact draws)
         args.draws = 1000 if sharded else "auto"
     if sharded and args.draws == "auto":
@@ -267,7 +267,7 @@ def _write_results(args, result, output, saved):
 
 
 def _cluster_chain(args, console, output, saved) -> int:
-    """``plausible aggregate --model <Dawid-Skene family, annotator-beta> --workers N`` (or
+    """``plausible aggregate --model <Dawid-Skene family, annotator-beta, GLAD, Su> --workers N`` (or
     ``--scheduler``): one chain per ``--chains`` with the items in shards on the workers
     (:mod:`plausible.distributed_gibbs`), checkpointed to ``--store`` when given; a directory
     of Parquet files is read by the workers themselves."""
@@ -640,8 +640,8 @@ def build_parser() -> argparse.ArgumentParser:
     scale = agg.add_argument_group(
         "scale out", "models with independent items: shard items, sample shards in-process or "
         "on Dask workers, keep the draws in a Zarr store; a re-run with the same --store "
-        "resumes, skipping finished shards. The Dawid-Skene family and annotator-beta "
-        "(--model) with --workers "
+        "resumes, skipping finished shards. The Dawid-Skene family, annotator-beta, glad and "
+        "su-difficulty (--model) with --workers "
         "or --scheduler: one chain with its items in shards on the workers, checkpointed to "
         "--store every 200 sweeps; a re-run with the same --store resumes from the last "
         "checkpoint with the draws of an uninterrupted run")

@@ -1,15 +1,18 @@
 """The annotator models on a Dask cluster: one Gibbs chain whose items live on the workers.
 
-The Dawid–Skene family and Carpenter's annotator-beta model share their annotators'
-parameters across all items, so their items cannot be sampled shard by shard as
+The Dawid–Skene family, Carpenter's annotator-beta model, GLAD and Su's model share their
+annotators' parameters across all items, so their items cannot be sampled shard by shard as
 :mod:`plausible.distributed` samples item-independent models. Their Gibbs scan splits instead
-into a global half and an item half that meet through count tensors
-(:mod:`plausible.inference.dawid_skene_shards`; annotator-beta as the member
-:mod:`plausible.inference.annotator_beta_member`): every sweep, the driver draws the
-annotators' parameters and the class prior exactly from the summed counts and sends them to
-the shards; each shard (a Dask actor holding a block of items, their labels and every chain's
-classes) draws its items' classes and returns its counts ``(annotator x label, class)``; the
-driver sums them in shard order.
+into a global half and an item half that meet through sums over items
+(:mod:`plausible.inference.sharded_chain`): every sweep, the driver draws the annotators'
+parameters and the class prior exactly from the summed statistics and sends them to the
+shards; each shard (a Dask actor holding a block of items, their labels and every chain's
+latent state) updates its items and returns its statistics, which the driver sums in shard
+order. For the Dawid–Skene family and annotator-beta they are count tensors ``(annotator x
+label, class)`` (:mod:`plausible.inference.dawid_skene_shards`); for GLAD and Su sums over
+an augmentation that makes the annotators' conditionals conjugate (Pólya–Gamma; attention
+indicators), the items' difficulties updated by slice where they are
+(:mod:`plausible.inference.difficulty_shards`).
 
 * :func:`sample_on_cluster` — labels in memory, cut into ``n_shards`` blocks of items with
   about equal numbers of labels, each sent to an actor;
@@ -21,9 +24,11 @@ driver sums them in shard order.
 the chain and the shard's place), so for the same seed and shard layout the draws are
 bit-identical whether the shards run as actors on any number of workers or in this process
 (``client=None``). The result is a trace as :func:`plausible.sample` makes with
-``keep="summary"``: the parameters per draw, the per-item posterior mean and top-1 shares
-(the shards' summaries), the chains' final classes; with labels in memory the per-draw
-plausibilities are also computed from the parameters when read.
+``keep="summary"``: the global parameters per draw, the per-item posterior mean and top-1
+shares (the shards' summaries), the chains' final classes (GLAD, Su: and each item's
+difficulty parameter's posterior mean per chain, ``sample_stats``); for the Dawid–Skene
+family with labels in memory the per-draw plausibilities are also computed from the
+parameters when read.
 
 **Faults.** A worker lost mid-run (its actor unreachable) is replaced: the shards are built
 again from their sources (the labels, or the files, read again) and every chain is restored
@@ -49,69 +54,85 @@ from plausible.data.tables import read_table
 from plausible.data.validation import ROLES
 from plausible.inference.dawid_skene_sampler import DawidSkeneKernel, Design
 from plausible.inference.chain_checkpoints import ChainCheckpoints
-from plausible.inference.dawid_skene_shards import Shard, ShardLost, sample_sharded, shard_ranges
+from plausible.inference.dawid_skene_shards import DawidSkeneHalf
+from plausible.inference.sharded_chain import ShardLost, sample_sharded, shard_ranges
 from plausible.inference.driver import AUTO
 from plausible.inference.run_stores import RUN_FILE, check_or_write_run, read_run
 from plausible.inference.sampling import AUTO_MAX_DRAWS
 from plausible.inference.annotator_beta_gibbs import AnnotatorBetaGibbs
 from plausible.inference.annotator_beta_member import AnnotatorBeta
 from plausible.inference.declarations import declared_gibbs, declared_sampler
+from plausible.inference.difficulty_shards import DifficultyHalf
+from plausible.inference.difficulty_slice import DifficultySlice
+from plausible.inference.latent_class_gibbs import ClassGibbs
 from plausible.models.registry import entry
 
 DEFAULT_EVERY = 200
 """Sweeps between a checkpointed chain's checkpoints."""
 
 
-def kernel_options(model: str, annotators, classes, **model_kwargs) -> dict:
-    """The sharded scan's ``member``, ``class_concentration`` and ``reliability`` that the
-    registry's builder of ``model`` declares for labels with these ``annotators`` and
-    ``classes`` (built on a one-label stand-in: the options depend on the ids, not on the
-    labels): a Dawid–Skene-family sampler's, or annotator-beta's exact sweep as
-    :class:`~plausible.inference.annotator_beta_member.AnnotatorBeta`. ``ValueError`` for
-    another model or the collapsed sweep."""
+def global_half(model: str, annotators, classes, **model_kwargs):
+    """The driver's half of the chain over shards (:mod:`plausible.inference.sharded_chain`)
+    that the registry's builder of ``model`` declares for labels with these ``annotators``
+    and ``classes`` (built on a one-label stand-in: the options depend on the ids, not on the
+    labels): a Dawid–Skene-family sampler's
+    member, annotator-beta's exact sweep as
+    :class:`~plausible.inference.annotator_beta_member.AnnotatorBeta`, or GLAD's and Su's
+    slice scans as :class:`~plausible.inference.difficulty_shards.DifficultyHalf`.
+    ``ValueError`` for another model or the collapsed sweep."""
     stand_in = Labels(np.array([0]), np.array([0]), np.array([0]), np.array(["_"], dtype=object),
                       np.asarray(annotators), np.asarray(classes))
     built = entry(model).build(stand_in, **model_kwargs)
     kwargs = getattr(declared_sampler(built), "kwargs", {})
-    beta = [d for d in declared_gibbs(built) if d.step is AnnotatorBetaGibbs]
-    if beta:
-        member, concentration, reliability = AnnotatorBeta.from_gibbs(beta[0], built)
-        return {"member": member, "class_concentration": concentration,
-                "reliability": reliability}
+    declared = {d.step: d for d in declared_gibbs(built)}
+    if AnnotatorBetaGibbs in declared:
+        member, concentration, reliability = AnnotatorBeta.from_gibbs(
+            declared[AnnotatorBetaGibbs], built)
+        return DawidSkeneHalf(member, concentration, reliability)
+    if DifficultySlice in declared:
+        scan = declared[DifficultySlice].kwargs
+        return DifficultyHalf(scan["link"], declared[ClassGibbs].kwargs["concentration"],
+                              scan["annotator_prior"], scan["item_prior"],
+                              scan.get("reliability", 1.0))
     if "member" not in kwargs:
-        raise ValueError(f"a chain over shards on a cluster runs the Dawid-Skene family's "
-                         f"scan; {model!r} is not in it (dawid-skene, one-coin, mace, "
-                         "hierarchical-dawid-skene, annotator-beta with its Gibbs sweep)")
+        raise ValueError(f"a chain over shards on a cluster runs the label models whose "
+                         f"items share only the annotators' parameters; {model!r} is not one "
+                         "(dawid-skene, one-coin, mace, hierarchical-dawid-skene, "
+                         "annotator-beta, glad, su-difficulty, each with its Gibbs sweep)")
     if kwargs.get("collapsed"):
         if model_kwargs.get("sampler") == "collapsed":
             raise ValueError("the collapsed sweep draws one item after another: a chain over "
                              "shards runs the joint scan (sampler='joint')")
-        return kernel_options(model, annotators, classes, **model_kwargs, sampler="joint")
-    return {name: kwargs[name] for name in ("member", "class_concentration", "reliability")}
+        return global_half(model, annotators, classes, **model_kwargs, sampler="joint")
+    return DawidSkeneHalf(kwargs["member"], kwargs["class_concentration"],
+                          kwargs["reliability"])
 
 
 def runs_on_cluster(model: str) -> bool:
     """Whether ``model``'s chain can run over shards (the Dawid–Skene family,
-    annotator-beta)."""
+    annotator-beta, GLAD, Su's model)."""
     if entry(model).data != "labels":
         return False
     try:
-        kernel_options(model, np.array(["a"]), np.array(["x", "y"]))
+        global_half(model, np.array(["a"]), np.array(["x", "y"]))
     except ValueError:
         return False
     return True
 
 
 class LocalShards:
-    """The shards as objects in this process, one per source; ``call(method, *args)`` runs a
-    :class:`Shard` method on each, in shard order; :meth:`rebuild` builds them afresh."""
+    """The shards as objects in this process, one per source (``shard``: the
+    :class:`~plausible.inference.sharded_chain.ItemShard` class and its options);
+    ``call(method, *args)`` runs a shard method on each, in shard order; :meth:`rebuild`
+    builds them afresh."""
 
-    def __init__(self, sources, gamma: float):
-        self.sources, self.gamma = list(sources), gamma
+    def __init__(self, sources, shard: tuple[type, dict]):
+        self.sources, self.shard = list(sources), shard
         self.rebuild()
 
     def rebuild(self) -> None:
-        self.shards = [Shard(source, s, self.gamma) for s, source in enumerate(self.sources)]
+        kind, options = self.shard
+        self.shards = [kind(source, s, **options) for s, source in enumerate(self.sources)]
 
     def __call__(self, method, *args):
         return [getattr(shard, method)(*args) for shard in self.shards]
@@ -129,8 +150,8 @@ class ActorShards:
     replace its lost workers (at most :data:`REPLACEMENT_WAIT` seconds) and makes every
     shard afresh from its source."""
 
-    def __init__(self, client, sources, gamma: float):
-        self.client, self.sources, self.gamma = client, list(sources), gamma
+    def __init__(self, client, sources, shard: tuple[type, dict]):
+        self.client, self.sources, self.shard = client, list(sources), shard
         self.n_workers = len(client.scheduler_info()["workers"])
         self.futures: list = []
         self.rebuild()
@@ -142,8 +163,9 @@ class ActorShards:
                 self.client.wait_for_workers(self.n_workers, timeout=REPLACEMENT_WAIT)
             except TimeoutError:
                 self.client.wait_for_workers(1, timeout=REPLACEMENT_WAIT)
+        kind, options = self.shard
         with self.client.as_current():
-            self.futures = [self.client.submit(Shard, source, s, self.gamma, actor=True,
+            self.futures = [self.client.submit(kind, source, s, **options, actor=True,
                                                pure=False)
                             for s, source in enumerate(self.sources)]
             self.actors = [future.result() for future in self.futures]
@@ -158,12 +180,12 @@ class ActorShards:
             raise
 
 
-def _shards(client, sources, *, gamma):
-    """The shards, one per source: Dask actors on ``client``'s workers, or (``client=None``)
-    objects in this process."""
+def _shards(client, sources, *, shard):
+    """The shards, one per source (``shard``: their class and options): Dask actors on
+    ``client``'s workers, or (``client=None``) objects in this process."""
     if client is None:
-        return LocalShards(sources, gamma)
-    return ActorShards(client, sources, gamma)
+        return LocalShards(sources, shard)
+    return ActorShards(client, sources, shard)
 
 
 def _checkpoints(store, every, *, model, model_kwargs, draws, chains, tune, seed,
@@ -202,10 +224,12 @@ def sample_on_cluster(labels: Labels, model: str = "dawid-skene", *, client=None
                       model_kwargs: dict | None = None, store=None,
                       checkpoint_every: int = DEFAULT_EVERY,
                       max_seconds: float | None = None) -> xr.DataTree:
-    """Sample a Dawid–Skene-family ``model`` for ``labels`` with its items in ``n_shards``
+    """Sample a label ``model`` with a chain over shards (:func:`runs_on_cluster`: the
+    Dawid–Skene family, annotator-beta, GLAD, Su) for ``labels`` with its items in ``n_shards``
     shards (default: one per worker of ``client``; two without one) on ``client``'s workers,
-    or in this process with ``client=None`` (module docstring). Returns the trace, with the
-    per-draw plausibilities computed from the parameters when read. ``draws="auto"``: the
+    or in this process with ``client=None`` (module docstring). Returns the trace (the
+    Dawid–Skene family's with the per-draw plausibilities computed from the parameters when
+    read). ``draws="auto"``: the
     chains are extended in blocks (250 draws, then doubling) until the parameters pass the
     convergence report and the plausibilities' split R-hat (from the shards' summaries) is
     at most 1.01, up to 16,000 draws per chain or ``max_seconds``.
@@ -216,7 +240,7 @@ def sample_on_cluster(labels: Labels, model: str = "dawid-skene", *, client=None
     gives the draws of an uninterrupted run (without a seed, the store's is used). A worker
     lost during the run is replaced and the chains restored, from the store or, without one,
     from their start; the draws are those of a run without the fault."""
-    options = kernel_options(model, labels.annotators, labels.classes, **(model_kwargs or {}))
+    half = global_half(model, labels.annotators, labels.classes, **(model_kwargs or {}))
     if n_shards is None:
         n_shards = len(client.scheduler_info()["workers"]) if client is not None else 2
     ranges = shard_ranges(labels, n_shards)
@@ -225,14 +249,14 @@ def sample_on_cluster(labels: Labels, model: str = "dawid-skene", *, client=None
                                draws=draws, chains=chains, tune=tune, seed=seed,
                                data={"data_sha256": labels.content_hash,
                                      "shards": [list(r) for r in ranges]})
-    call = _shards(client, [labels.subset(slice(a, b)) for a, b in ranges],
-                   gamma=options["reliability"])
+    call = _shards(client, [labels.subset(slice(a, b)) for a, b in ranges], shard=half.shard)
     trace = sample_sharded(call, items=labels.items, annotators=labels.annotators,
-                           classes=labels.classes, draws=draws, chains=chains, seed=seed,
-                           tune=tune, checkpoints=checkpoints,
-                           **_auto_limit(draws, max_seconds), **options)
-    kernel = DawidSkeneKernel(Design(labels), options["member"],
-                              options["class_concentration"], options["reliability"])
+                           classes=labels.classes, half=half, draws=draws, chains=chains,
+                           seed=seed, tune=tune, checkpoints=checkpoints,
+                           **_auto_limit(draws, max_seconds))
+    if not isinstance(half, DawidSkeneHalf):  # the items' parameters are not stored per draw
+        return trace
+    kernel = DawidSkeneKernel(Design(labels), half.member, half.a, half.reliability)
     posterior = trace["posterior"].to_dataset()
     values = {name: posterior[name].values for name in posterior.data_vars}
     lazy = kernel.compute_when_read(values)["plausibility"]
@@ -285,7 +309,8 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
                       model_kwargs: dict | None = None, store=None,
                       checkpoint_every: int = DEFAULT_EVERY,
                       max_seconds: float | None = None) -> xr.DataTree:
-    """Sample a Dawid–Skene-family ``model`` for the labels of a partitioned Parquet dataset
+    """Sample a label ``model`` with a chain over shards (as :func:`sample_on_cluster`) for
+    the labels of a partitioned Parquet dataset
     ``path`` (module docstring): its files are dealt to ``n_shards`` shards (default: one per
     worker, or two), each read by its actor. Columns by crowd-kit's names or ``item=``,
     ``annotator=``, ``label=``. Annotators and classes are indexed in sorted order. An item
@@ -309,7 +334,6 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
                                             columns=wanted, pure=False))
     annotators = np.sort(pd.unique(np.concatenate([d[0] for d in distinct])))
     classes = np.sort(pd.unique(np.concatenate([d[1] for d in distinct])))
-    options = kernel_options(model, annotators, classes, **(model_kwargs or {}))
     if n_shards is None:
         n_shards = len(client.scheduler_info()["workers"]) if client is not None else 2
     n_shards = min(n_shards, len(files))
@@ -320,17 +344,17 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
                                draws=draws, chains=chains, tune=tune, seed=seed,
                                data={"shards": [[[f.name, f.stat().st_size] for f in g]
                                                 for g in groups], "columns": columns})
-    call = _shards(client, sources, gamma=options["reliability"])
+    half = global_half(model, annotators, classes, **(model_kwargs or {}))
+    call = _shards(client, sources, shard=half.shard)
     items = np.concatenate(call("item_ids"))
     repeated = pd.Index(items)[pd.Index(items).duplicated()]
     if len(repeated):
         raise ValueError(f"{path}: item {repeated[0]!r} has labels in two shards' files; "
                          "partition the dataset by item")
     return sample_sharded(call, items=items, annotators=annotators, classes=classes,
-                          draws=draws, chains=chains, seed=seed, tune=tune,
-                          checkpoints=checkpoints, **_auto_limit(draws, max_seconds),
-                          **options)
+                          half=half, draws=draws, chains=chains, seed=seed, tune=tune,
+                          checkpoints=checkpoints, **_auto_limit(draws, max_seconds))
 
 
-__all__ = ["PartitionSource", "kernel_options", "partition_files", "runs_on_cluster",
+__all__ = ["PartitionSource", "global_half", "partition_files", "runs_on_cluster",
            "sample_on_cluster", "sample_partitions"]

@@ -1,6 +1,7 @@
-"""The Dawid–Skene family's chain over shards of items on a Dask cluster: the same draws as the
-same shards in this process, the same posterior as the one-process sampler, and a partitioned
-Parquet dataset read by the workers."""
+"""The label models' chain over shards of items on a Dask cluster (the Dawid–Skene family,
+annotator-beta, GLAD, Su): the same draws as the same shards in this process, the same
+posterior as the one-process sampler, and a partitioned Parquet dataset read by the
+workers."""
 
 import os
 import shutil
@@ -22,6 +23,7 @@ from plausible.diagnostics import mcse_mean
 from plausible.inference.sbc import simulation_based_calibration
 
 MODELS = ["dawid-skene", "one-coin", "mace", "hierarchical-dawid-skene"]
+DIFFICULTY = ["glad", "su-difficulty"]
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +48,8 @@ def arrays(trace):
                if name != "plausibility"},
             "mean": trace.plausibility_summary["mean"].values,
             "top1_share": trace.plausibility_summary["top1_share"].values,
-            "final_class": trace.sample_stats["final_class"].values}
+            **{name: trace.sample_stats[name].values for name in trace.sample_stats.data_vars
+               if name == "final_class" or name.endswith("difficulty_mean")}}
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +57,7 @@ def binary():
     return pl.data.simulate_glad(400, 15, n_classes=2, coverage=0.3, seed=3).labels
 
 
-@pytest.mark.parametrize("model", [*MODELS, "annotator-beta"])
+@pytest.mark.parametrize("model", [*MODELS, "annotator-beta", *DIFFICULTY])
 def test_the_cluster_chain_is_the_in_process_chain_bit_for_bit(client, request, model):
     labels = request.getfixturevalue("binary" if model == "annotator-beta" else "labels")
     run = dict(n_shards=3, draws=20, chains=2, seed=4, tune=3)
@@ -106,6 +109,33 @@ def test_annotator_beta_over_shards_has_the_one_process_samplers_posterior(binar
         z = np.abs(a.mean(axis=(0, 1)) - b.mean(axis=(0, 1)))[moving] / mcse[moving]
         assert z.max() < 4.5, (name, z.max())
     assert float(pl.models.annotator_beta.label_switching_check(sharded).max()) == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", DIFFICULTY)
+def test_glad_and_su_over_shards_have_the_one_process_samplers_posterior(labels, model):
+    """The driver's lockstep slice of the annotators over shard sums, the shards' item
+    slices and classes, against the one-process scan (PyMC's loop with the declared steps),
+    a different chain of the same posterior: class prior, annotators, plausibilities and the
+    items' parameters."""
+    sharded = dg.sample_on_cluster(labels, model, n_shards=3, draws=2000, chains=4, seed=0)
+    single = pl.sample(pl.models.entry(model).build(labels), draws=2000, chains=4, seed=1,
+                       log_likelihood=False, check_convergence=False)
+    annotator, item = (("ability", "log_inverse_difficulty") if model == "glad"
+                       else ("fallibility", "difficulty"))
+    for name in ("class_prior", annotator):
+        a, b = (t.posterior[name].transpose("chain", "draw", ...).values
+                for t in (sharded, single))
+        z = np.abs(a.mean(axis=(0, 1)) - b.mean(axis=(0, 1))) / np.hypot(mcse_mean(a),
+                                                                        mcse_mean(b))
+        assert z.max() < 4.5, (name, z.max())
+    single_mean = single.posterior["plausibility"].mean(("chain", "draw")).values
+    np.testing.assert_allclose(pl.metrics.posterior_mean(sharded).values, single_mean,
+                               atol=0.03)
+    np.testing.assert_allclose(sharded.sample_stats[f"{item}_mean"].mean("chain"),
+                               single.posterior[item].mean(("chain", "draw")),
+                               atol=0.1 if model == "glad" else 0.03)
+    assert pl.diagnostics.convergence_report(sharded).table.loc[annotator, "status"] == "converged"
 
 
 def test_auto_draws_over_shards_stop_when_parameters_and_plausibilities_pass(labels):
@@ -161,8 +191,8 @@ def test_a_partitioned_parquet_dataset_is_read_by_the_shards(client, labels, tmp
 
 
 def test_other_models_and_the_collapsed_sweep_are_refused_by_name(labels):
-    with pytest.raises(ValueError, match="'glad' is not in it"):
-        dg.sample_on_cluster(labels, "glad", draws=5)
+    with pytest.raises(ValueError, match="'easy-hard' is not one"):
+        dg.sample_on_cluster(labels, "easy-hard", draws=5)
     with pytest.raises(ValueError, match="runs the joint scan"):
         dg.sample_on_cluster(labels, "dawid-skene", draws=5,
                              model_kwargs={"sampler": "collapsed"})
@@ -201,9 +231,9 @@ class _Faulty(dg.LocalShards):
     """Shards in this process whose ``fail_at``-th call loses a shard (once) or, with
     ``kill=True``, stops the run as a killed driver would."""
 
-    def __init__(self, sources, gamma, *, fail_at, kill=False):
+    def __init__(self, sources, shard, *, fail_at, kill=False):
         self.calls, self.fail_at, self.kill = 0, fail_at, kill
-        super().__init__(sources, gamma)
+        super().__init__(sources, shard)
 
     def __call__(self, method, *args):
         self.calls += 1
@@ -212,14 +242,14 @@ class _Faulty(dg.LocalShards):
         return super().__call__(method, *args)
 
 
-@pytest.mark.parametrize("model", MODELS)
+@pytest.mark.parametrize("model", [*MODELS, "glad"])
 def test_a_lost_shard_or_a_killed_driver_changes_no_draw(labels, model, tmp_path, monkeypatch):
     run = dict(n_shards=3, draws=30, chains=2, seed=4, tune=5)
     uninterrupted = arrays(dg.sample_on_cluster(labels, model, **run))
 
     def faulty(fail_at, kill=False):
-        monkeypatch.setattr(dg, "_shards", lambda client, sources, *, gamma: _Faulty(
-            sources, gamma, fail_at=fail_at, kill=kill))
+        monkeypatch.setattr(dg, "_shards", lambda client, sources, *, shard: _Faulty(
+            sources, shard, fail_at=fail_at, kill=kill))
 
     cases = [(None, 3), (None, 50), ("lost", 20), ("lost", 50)]  # a fault before, after
     for store, fail_at in cases:                                 # a checkpoint; 2nd chain
@@ -233,8 +263,8 @@ def test_a_lost_shard_or_a_killed_driver_changes_no_draw(labels, model, tmp_path
         faulty(fail_at, kill=True)
         with pytest.raises(KeyboardInterrupt):
             dg.sample_on_cluster(labels, model, checkpoint_every=7, store=tmp_path / "k", **run)
-        monkeypatch.setattr(dg, "_shards", lambda client, sources, *, gamma: dg.LocalShards(
-            sources, gamma))
+        monkeypatch.setattr(dg, "_shards", lambda client, sources, *, shard: dg.LocalShards(
+            sources, shard))
         resumed = dg.sample_on_cluster(labels, model, checkpoint_every=7, store=tmp_path / "k",
                                        **run)
         for name, value in arrays(resumed).items():

@@ -185,7 +185,8 @@ def _summarised_row(trace, name: str, rhat_max: float, too_few: list) -> dict:
     verdict only when it fails (ESS needs the draws); else not assessed."""
     again = (f"var_names=['{name}'] assesses it (recomputing every draw)"
              if name in trace["posterior"].data_vars else
-             "the draws cannot be computed here (the labels were read by the workers)")
+             "the draws cannot be computed here (the labels were read by the workers, or the "
+             "items' parameters were not stored per draw)")
     summary = accumulated(trace) if name == NAME else None
     rhat = None if summary is None or too_few else split_rhat(summary)
     if rhat is None or bool(rhat.isnull().all()):

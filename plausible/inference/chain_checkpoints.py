@@ -1,9 +1,9 @@
 """Checkpoints of a chain over shards in a Zarr store: what a killed driver or worker resumes
 from.
 
-A chain over shards (:mod:`plausible.inference.dawid_skene_shards`) has a global half (the
+A chain over shards (:mod:`plausible.inference.sharded_chain`) has a global half (the
 driver's: its generator, the annotators' parameters and class prior, the draws kept so far)
-and an item half (each shard's: its items' classes, generator and summaries). Every
+and an item half (each shard's: its items' classes and state, generator and summaries). Every
 ``every`` sweeps both halves are written, so the chain can be rebuilt exactly as it was after
 that sweep::
 
@@ -11,8 +11,9 @@ that sweep::
                                                 kept draws, directory and the driver's
                                                 generator state (replaced atomically)
     store/chain-<key>/sweep-<t>/driver.zarr     the global state after sweep t
-    store/chain-<key>/sweep-<t>/shard-<s>.zarr  shard s's classes, generator and summaries
-                                                (written by the shard, where it runs)
+    store/chain-<key>/sweep-<t>/shard-<s>.zarr  shard s's classes, item state, generator
+                                                and summaries (written by the shard,
+                                                where it runs)
     store/chain-<key>/draws.zarr/<name>         the chain's kept draws ``(draw, ...)``, valid
                                                 up to ``latest.json``'s ``kept``
 
@@ -72,7 +73,8 @@ def shard_path(directory, index: int) -> str:
 
 
 def _state_arrays(state) -> tuple[str, list]:
-    """A member's state (None, an array or a tuple of arrays) as a kind and arrays."""
+    """One entry of a global state (None, an array or a tuple of arrays) as a kind and
+    arrays."""
     if state is None:
         return "none", []
     if isinstance(state, tuple):
@@ -117,17 +119,18 @@ class ChainCheckpoints:
         return latest
 
     def commit(self, key: int, sweep: int, directory, *, rng: np.random.Generator,
-               member_state, table: np.ndarray, log_pi: np.ndarray, kept: int,
-               pending: dict[str, list]) -> None:
+               global_state: tuple, kept: int, pending: dict[str, list]) -> None:
         """Complete chain ``key``'s checkpoint after ``sweep`` sweeps in ``directory`` (its
-        shards' parts already written there): the global state, the kept draws since the
-        last checkpoint (``pending``: name -> draws; ``kept`` in all), then ``latest.json``;
-        older checkpoints are removed."""
-        kind, arrays = _state_arrays(member_state)
-        write_arrays(Path(directory) / "driver.zarr",
-                     {"table": table, "log_pi": log_pi,
-                      **{f"member_{i}": a for i, a in enumerate(arrays)}},
-                     {"member_state": kind, "member_arrays": len(arrays)})
+        shards' parts already written there): the global state (a tuple whose entries are
+        None, arrays or tuples of arrays), the kept draws since the last checkpoint
+        (``pending``: name -> draws; ``kept`` in all), then ``latest.json``; older
+        checkpoints are removed."""
+        arrays, kinds = {}, []
+        for i, entry in enumerate(global_state):
+            kind, parts = _state_arrays(entry)
+            kinds.append([kind, len(parts)])
+            arrays.update({f"global_{i}_{k}": a for k, a in enumerate(parts)})
+        write_arrays(Path(directory) / "driver.zarr", arrays, {"global_state": kinds})
         self._append_draws(key, kept, pending)
         chain = self._chain(key)
         text = json.dumps({"sweep": int(sweep), "kept": int(kept),
@@ -155,12 +158,11 @@ class ChainCheckpoints:
                 array.resize((kept, *block.shape[1:]))
             array[first:kept] = block
 
-    def global_state(self, latest: dict):
-        """``(member_state, table, log_pi)`` of a checkpoint (:meth:`latest`)."""
+    def global_state(self, latest: dict) -> tuple:
+        """The global state of a checkpoint (:meth:`latest`), as :meth:`commit` got it."""
         arrays, attrs = read_arrays(Path(latest["directory"]) / "driver.zarr")
-        member = [arrays[f"member_{i}"] for i in range(attrs["member_arrays"])]
-        return (_from_state_arrays(attrs["member_state"], member), arrays["table"],
-                arrays["log_pi"])
+        return tuple(_from_state_arrays(kind, [arrays[f"global_{i}_{k}"] for k in range(n)])
+                     for i, (kind, n) in enumerate(attrs["global_state"]))
 
     def draws(self, key: int, kept: int) -> dict[str, np.ndarray]:
         """Chain ``key``'s first ``kept`` kept draws, name -> ``(kept, ...)``."""
