@@ -85,7 +85,7 @@ class DawidSkeneHalf(GlobalHalf):
         return (self.member.start(n_annotators, n_classes),
                 np.zeros((n_annotators * n_classes, n_classes)), np.zeros(n_classes))
 
-    def draw(self, rng, statistics, state, ask=None) -> tuple:
+    def draw(self, rng, statistics, state, ask=None, warm_up=False) -> tuple:
         """The member's parameters given the counts, then ``pi ~ Dirichlet(a + m)``."""
         counts, class_counts = statistics
         member_state, table, log_pi = state

@@ -27,9 +27,12 @@ its own labels and the items' parameters. A sweep:
    they return the class counts, ``sum_i b_i`` and each annotator's sum over their labels at
    the values they were sent (the density the driver's next slice update starts from).
 
-Every step is an exact conditional update of the model's posterior; slice widths are fixed
-(annotators: the prior's scale, ``sd`` or 0.25; items: :data:`ITEM_WIDTH`) and stepping out
-has no limit, so the chain needs no tuning of its own. It is a different Markov chain from
+Every step is an exact conditional update of the model's posterior, stepping out without
+limit. The items' slice widths are fixed (:data:`ITEM_WIDTH`); the annotators' start at the
+prior's scale (``sd``; 0.25 for Su) and, during warm-up only, follow
+:data:`WIDTH_PER_MOVE` times each annotator's mean move (fewer rounds: a width near the
+conditional's scale needs few shrinkage steps); from the first kept sweep on they are fixed,
+so the kept sweeps are an exact Markov chain. It is a different Markov chain from
 the one-process scan (:class:`~plausible.inference.difficulty_slice.DifficultySlice`, widths
 tuned while warming up), with the same stationary distribution.
 
@@ -68,7 +71,9 @@ START_ABILITY = 1.0
 ITEM_WIDTH = {GLAD: 1.0, SU: 0.25}
 """Slice width of the item parameters (``log beta_i``; ``delta_i``), fixed."""
 SU_ANNOTATOR_WIDTH = 0.25
-"""Slice width of Su's fallibilities (GLAD's abilities: their prior's sd)."""
+"""Slice width of Su's fallibilities at the start (GLAD's abilities: their prior's sd)."""
+WIDTH_PER_MOVE = 3.5
+"""During warm-up an annotator's slice width is this many times its mean move."""
 SCALE_WIDTH = 1.0
 """Slice width of GLAD's scale move."""
 DEFAULT_TUNE = 100
@@ -224,8 +229,10 @@ class DifficultyHalf(GlobalHalf):
                 self.names[0]: Variable(("annotator",), (n_annotators,))}
 
     def start(self, n_annotators: int, n_classes: int) -> tuple:
+        width = self.annotator_prior[1] if self.link == GLAD else SU_ANNOTATOR_WIDTH
         return (np.full(n_annotators, self._annotator_start()), np.array(0.0),
-                np.zeros(n_classes))
+                np.zeros(n_classes), np.full(n_annotators, width), np.zeros(n_annotators),
+                np.array(0))
 
     def _log_prior(self, x):
         p, q = self.annotator_prior
@@ -234,12 +241,12 @@ class DifficultyHalf(GlobalHalf):
         with np.errstate(divide="ignore", invalid="ignore"):
             return (p - 1.0) * np.log(x) + (q - 1.0) * np.log1p(-x)
 
-    def draw(self, rng, statistics, state, ask) -> tuple:
+    def draw(self, rng, statistics, state, ask, warm_up=False) -> tuple:
         """``pi``, then every annotator's parameter by a lockstep slice update whose rounds
         ``ask`` the shards for the sums over their labels (``ask(method, *args)``: the summed
-        results), then (GLAD) the scale move."""
+        results), then (GLAD) the scale move; in ``warm_up`` the widths follow the moves."""
         class_counts, x_total, log_likelihood = statistics
-        annotator_x, _, log_pi = state
+        annotator_x, _, log_pi, width, moves, n_moves = state
         kernel_code.draw_class_prior(rng, class_counts[None], self.a, log_pi, np.empty(0))
         gamma = self.reliability
 
@@ -248,21 +255,24 @@ class DifficultyHalf(GlobalHalf):
             return self._log_prior(points) + gamma * sums
 
         glad = self.link == GLAD
-        width = np.full(annotator_x.size, self.annotator_prior[1] if glad
-                        else SU_ANNOTATOR_WIDTH)
         new, _ = slice_updates(rng, annotator_x, self._log_prior(annotator_x)
                                + gamma * log_likelihood, width, log_density,
                                *((-np.inf, np.inf) if glad else (0.0, 1.0)))
+        if warm_up:
+            moves = moves + np.abs(new - annotator_x)
+            n_moves = n_moves + 1
+            width = np.maximum(WIDTH_PER_MOVE * moves / n_moves, 1e-6)
+        tuning = (width, moves, n_moves)
         if not glad:
-            return new, np.array(0.0), log_pi
+            return new, np.array(0.0), log_pi, *tuning
         n_items = int(class_counts.sum())
         u, _ = scale_shift(rng, new.sum(), (new * new).sum(),
                            float(x_total) - n_items * self.item_prior[0], new.size, n_items,
                            self.annotator_prior, self.item_prior, SCALE_WIDTH, 0)
-        return new * np.exp(u), np.array(u), log_pi
+        return new * np.exp(u), np.array(u), log_pi, *tuning
 
     def message(self, state) -> tuple:
-        return state
+        return state[:3]
 
     def values(self, state) -> dict:
         return {"class_prior": np.exp(state[2]), self.names[0]: state[0]}

@@ -205,10 +205,12 @@ class GlobalHalf:
     (the :class:`ItemShard` class and its keyword options) and :attr:`reliability`, and
     implements ``variables(n_annotators, n_classes)`` (name -> :class:`~plausible.inference.
     kernel.Variable` recorded per kept sweep), ``start(n_annotators, n_classes)`` (a chain's
-    first global state, a tuple of arrays or None), ``draw(rng, statistics, state, ask)`` (the
-    next state given the shards' summed statistics; ``ask(method, *args)`` runs a shard
-    method for the chain on every shard and returns the results summed, for a draw that
-    needs rounds of evaluations on the items as they are), ``message(state)`` (what the shards
+    first global state, a tuple of arrays or None), ``draw(rng, statistics, state, ask,
+    warm_up)`` (the next state given the shards' summed statistics; ``ask(method, *args)``
+    runs a shard method for the chain on every shard and returns the results summed, for a
+    draw that needs rounds of evaluations on the items as they are; ``warm_up``: the sweep
+    is before the chain's first kept one, so the half may tune its moves, which must be fixed
+    from then on), ``message(state)`` (what the shards
     receive) and ``values(state)`` (the recorded values)."""
 
     shard: tuple[type, dict]
@@ -238,8 +240,8 @@ class ShardedState:
     Bookkeeping for faults: ``sweep`` and ``kept`` count the sweeps and kept draws so far;
     ``base`` is the sweep a restore starts from (the last checkpoint, or 0: the chain's
     start), with the generator state ``base_rng`` and global state ``base_globals`` there;
-    ``flags`` say which sweeps since ``base`` were kept (a replay folds the same ones into
-    the shards' summaries); ``pending`` holds the kept draws since the last checkpoint.
+    ``flags`` say which sweeps since ``base`` were kept, first of a half, or warm-up (a
+    replay repeats them as they were); ``pending`` holds the kept draws since the last checkpoint.
     A chain restored from a checkpoint of ``resume_at`` sweeps replays its first
     ``resume_at`` sweeps from ``stored`` (the store's draws) without sampling."""
 
@@ -342,16 +344,18 @@ class ShardedKernel:
                 self.call.rebuild()
                 for state in self.started:
                     self._restore(state)
-                    for keep, split in state.flags:
-                        self._advance(state, keep, split)
+                    for flags in state.flags:
+                        self._advance(state, *flags)
 
-    def _advance(self, state, keep: bool, split: bool) -> list:
-        """One sweep of the chain: the global half given the summed statistics, then every
+    def _advance(self, state, keep: bool, split: bool, warm_up: bool) -> list:
+        """One sweep of the chain: the global half given the summed statistics (``warm_up``:
+        before the chain's first kept sweep, when the half may tune itself), then every
         shard's items. Returns the shards' results."""
         def ask(method, *args):  # a round of the driver's draw, summed over the shards
             return _summed(self.call(method, state.key, *args))
 
-        state.globals = self.half.draw(state.rng, state.statistics, state.globals, ask)
+        state.globals = self.half.draw(state.rng, state.statistics, state.globals, ask,
+                                       warm_up)
         results = self.call("sweep", state.key, self.half.message(state.globals), keep, split)
         state.statistics = _summed(r[0] for r in results)
         return results
@@ -377,10 +381,11 @@ class ShardedKernel:
             return state
         keep = out is not None
         split = keep and state.kept == self.split_at
-        results = self._recovering(lambda: self._advance(state, keep, split))
+        warm_up = not keep and state.kept == 0
+        results = self._recovering(lambda: self._advance(state, keep, split, warm_up))
         state.shard_seconds += max(r[2] for r in results)
         state.sweep += 1
-        state.flags.append((keep, split))
+        state.flags.append((keep, split, warm_up))
         if keep:
             for name, value in self.half.values(state.globals).items():
                 out[name][...] = value
