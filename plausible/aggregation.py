@@ -127,7 +127,10 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         A warm start: an earlier result of the same Dawid–Skene-family model on a subset of
         these annotations (``pl.load`` of a saved run too). Its chains continue from their
         last classes, matched by item and class id, after a short warm-up (new items start
-        from their labels); a few new labels then need a few sweeps, not a full run.
+        from their labels); a few new labels then need a few sweeps, not a full run. With
+        ``client``, any model the cluster runs (an earlier run in one process or on a
+        cluster; GLAD and Su also continue from the annotators' last values and the items'
+        difficulties).
     client : dask.distributed.Client, optional
         Run a Dawid–Skene-family, annotator-beta, GLAD or Su chain with its items in shards on
         the cluster's workers, one shard per worker
@@ -167,13 +170,10 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         raise ValueError("store= checkpoints a chain on a cluster (client=); an in-process "
                          "run keeps its result with Aggregation.save")
     if client is not None:
-        if init is not None:
-            raise ValueError("init= continues an in-process run; a run on a cluster starts "
-                             "afresh")
         trace = distributed_gibbs.sample_on_cluster(
             fitted, name, client=client, draws=draws,
             chains=chains, seed=seed, model_kwargs=options, store=store,
-            max_seconds=max_seconds)
+            max_seconds=max_seconds, init=None if init is None else init.trace)
         return Aggregation(trace=trace, model=name, data=fitted, default=model is None,
                            options=options)
     built = entry.build(fitted, **options)

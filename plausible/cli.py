@@ -273,8 +273,10 @@ def _cluster_chain(args, console, output, saved) -> int:
     of Parquet files is read by the workers themselves."""
     from plausible import aggregation, distributed, distributed_gibbs, models
 
-    if args.init is not None:
-        raise UsageError("--init continues an in-process run; a chain on workers starts afresh")
+    init = load_init(args)
+    if init is not None and init.model != args.model:
+        raise UsageError(f"--init {args.init} is a {init.model} run; this is {args.model}: a "
+                         "warm start continues the same model")
     if args.draws is None:
         args.draws = "auto"
     name = args.model
@@ -294,14 +296,15 @@ def _cluster_chain(args, console, output, saved) -> int:
             trace = distributed_gibbs.sample_partitions(
                 source, name, client=client, draws=args.draws, chains=args.chains,
                 seed=args.seed, item=args.item, annotator=args.annotator, label=args.label,
-                model_kwargs=options, store=args.store, max_seconds=args.max_seconds)
+                model_kwargs=options, store=args.store, max_seconds=args.max_seconds,
+                init=None if init is None else init.trace)
             result = aggregation.Aggregation(trace=trace, model=name, data=None, options=options)
         else:
             annotations, description = load_annotations(args)
             result = aggregation.aggregate(annotations, name, draws=args.draws,
                                            chains=args.chains, seed=args.seed, client=client,
                                            store=args.store, max_seconds=args.max_seconds,
-                                           **options)
+                                           init=init, **options)
     finally:
         client.close()
     frame, checked = _write_results(args, result, output, saved)
@@ -631,7 +634,8 @@ def build_parser() -> argparse.ArgumentParser:
     agg.add_argument("--save", help="save the trace (.nc or .zarr) for plausible evaluate "
                      "or --init")
     agg.add_argument("--init", metavar="RUN", default=None,
-                     help="warm start (Dawid-Skene family): continue the chains of a saved run "
+                     help="warm start (Dawid-Skene family; with --workers/--scheduler also "
+                     "annotator-beta, glad, su-difficulty): continue the chains of a saved run "
                      "(--save) on a subset of these annotations after a short warm-up")
     agg.add_argument("--force", action="store_true", help="overwrite existing output files")
     agg.add_argument("--data-home", default=None,

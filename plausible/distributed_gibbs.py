@@ -42,6 +42,7 @@ store) and finishes the run with the draws of an uninterrupted one.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -52,7 +53,12 @@ import xarray as xr
 from plausible.data.labels import Labels
 from plausible.data.tables import read_table
 from plausible.data.validation import ROLES
-from plausible.inference.dawid_skene_sampler import DawidSkeneKernel, Design
+from plausible.inference.dawid_skene_sampler import (
+    WARM_TUNE,
+    DawidSkeneKernel,
+    Design,
+    previous_classes,
+)
 from plausible.inference.chain_checkpoints import ChainCheckpoints
 from plausible.inference.dawid_skene_shards import DawidSkeneHalf
 from plausible.inference.sharded_chain import ShardLost, sample_sharded, shard_ranges
@@ -202,6 +208,37 @@ def _checkpoints(store, every, *, model, model_kwargs, draws, chains, tune, seed
     return ChainCheckpoints(store, every)
 
 
+def warm_values(previous: xr.DataTree, half, *, items, annotators, classes,
+                chains: int) -> list[dict]:
+    """One warm start per chain from ``previous``, a trace of an earlier run of the same
+    model (in one process or on a cluster) on an earlier version of the labels: its chains'
+    last classes (:func:`~plausible.inference.dawid_skene_sampler.previous_classes`, by item
+    and class id; -1 for new items, which start from their labels) and, for GLAD and Su, each
+    annotator's last value (by id; new annotators at the chain's start) and each item's
+    difficulty, its posterior mean per chain where the run kept one (else the last draw's;
+    new items at the prior mean)."""
+    classes_of = previous_classes(previous, items, classes, chains)
+    if not isinstance(half, DifficultyHalf):
+        return [{"final_class": z} for z in classes_of]
+    annotator, item = half.names
+    posterior = previous["posterior"]
+    if annotator not in posterior.data_vars:
+        raise ValueError(f"init= needs an earlier run of the same model (its {annotator!r} "
+                         "draws)")
+    last = posterior[annotator].isel(draw=-1).transpose("chain", "annotator")
+    stats = previous["sample_stats"]
+    means = (stats[f"{item}_mean"] if f"{item}_mean" in stats.data_vars
+             else posterior[item].isel(draw=-1)).transpose("chain", "item")
+    at = pd.Index(last["annotator"].values).get_indexer(annotators)
+    where = pd.Index(means["item"].values).get_indexer(items)
+    start = half.start(len(annotators), len(classes))[0]
+    n = last.sizes["chain"]
+    return [{"final_class": z,
+             "annotator_x": np.where(at >= 0, last.values[c % n][at], start),
+             "x": np.where(where >= 0, means.values[c % n][where], np.nan)}
+            for c, z in enumerate(classes_of)]
+
+
 def _auto_limit(draws, max_seconds) -> dict:
     """``draws="auto"``: extended to at most :data:`~plausible.inference.sampling.
     AUTO_MAX_DRAWS` per chain, as in one process, or until ``max_seconds`` have passed."""
@@ -223,7 +260,8 @@ def sample_on_cluster(labels: Labels, model: str = "dawid-skene", *, client=None
                       seed=None, tune: int | None = None,
                       model_kwargs: dict | None = None, store=None,
                       checkpoint_every: int = DEFAULT_EVERY,
-                      max_seconds: float | None = None) -> xr.DataTree:
+                      max_seconds: float | None = None,
+                      init: xr.DataTree | None = None) -> xr.DataTree:
     """Sample a label ``model`` with a chain over shards (:func:`runs_on_cluster`: the
     Dawid–Skene family, annotator-beta, GLAD, Su) for ``labels`` with its items in ``n_shards``
     shards (default: one per worker of ``client``; two without one) on ``client``'s workers,
@@ -239,8 +277,15 @@ def sample_on_cluster(labels: Labels, model: str = "dawid-skene", *, client=None
     with the same store resumes a run whose driver was killed from its last checkpoints, and
     gives the draws of an uninterrupted run (without a seed, the store's is used). A worker
     lost during the run is replaced and the chains restored, from the store or, without one,
-    from their start; the draws are those of a run without the fault."""
+    from their start; the draws are those of a run without the fault.
+
+    ``init``: a warm start from the trace of an earlier run of the same model on fewer
+    labels (:func:`warm_values`); ``tune`` then defaults to 10 sweeps."""
     half = global_half(model, labels.annotators, labels.classes, **(model_kwargs or {}))
+    warm = None if init is None else warm_values(
+        init, half, items=labels.items, annotators=labels.annotators, classes=labels.classes,
+        chains=chains)
+    tune = WARM_TUNE if warm is not None and tune is None else tune
     if n_shards is None:
         n_shards = len(client.scheduler_info()["workers"]) if client is not None else 2
     ranges = shard_ranges(labels, n_shards)
@@ -248,11 +293,12 @@ def sample_on_cluster(labels: Labels, model: str = "dawid-skene", *, client=None
     checkpoints = _checkpoints(store, checkpoint_every, model=model, model_kwargs=model_kwargs,
                                draws=draws, chains=chains, tune=tune, seed=seed,
                                data={"data_sha256": labels.content_hash,
-                                     "shards": [list(r) for r in ranges]})
+                                     "shards": [list(r) for r in ranges],
+                                     "init": _digest(warm)})
     call = _shards(client, [labels.subset(slice(a, b)) for a, b in ranges], shard=half.shard)
     trace = sample_sharded(call, items=labels.items, annotators=labels.annotators,
                            classes=labels.classes, half=half, draws=draws, chains=chains,
-                           seed=seed, tune=tune, checkpoints=checkpoints,
+                           seed=seed, tune=tune, checkpoints=checkpoints, init=warm,
                            **_auto_limit(draws, max_seconds))
     if not isinstance(half, DawidSkeneHalf):  # the items' parameters are not stored per draw
         return trace
@@ -308,15 +354,16 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
                       annotator: str | None = None, label: str | None = None,
                       model_kwargs: dict | None = None, store=None,
                       checkpoint_every: int = DEFAULT_EVERY,
-                      max_seconds: float | None = None) -> xr.DataTree:
+                      max_seconds: float | None = None,
+                      init: xr.DataTree | None = None) -> xr.DataTree:
     """Sample a label ``model`` with a chain over shards (as :func:`sample_on_cluster`) for
     the labels of a partitioned Parquet dataset
     ``path`` (module docstring): its files are dealt to ``n_shards`` shards (default: one per
     worker, or two), each read by its actor. Columns by crowd-kit's names or ``item=``,
     ``annotator=``, ``label=``. Annotators and classes are indexed in sorted order. An item
     whose labels are in two files is refused. ``store``, ``checkpoint_every``,
-    ``draws="auto"``, ``max_seconds``: as :func:`sample_on_cluster` (a rebuilt shard reads
-    its files again; the run is identified by its files' names and sizes)."""
+    ``draws="auto"``, ``max_seconds``, ``init``: as :func:`sample_on_cluster` (a rebuilt
+    shard reads its files again; the run is identified by its files' names and sizes)."""
     files = partition_files(path)
     schema = pq.read_schema(files[0])
     columns = {}
@@ -339,11 +386,6 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
     n_shards = min(n_shards, len(files))
     groups = [list(g) for g in np.array_split(np.array(files, dtype=object), n_shards)]
     sources = [PartitionSource(g, columns, annotators, classes) for g in groups]
-    seed = _run_seed(seed, store)
-    checkpoints = _checkpoints(store, checkpoint_every, model=model, model_kwargs=model_kwargs,
-                               draws=draws, chains=chains, tune=tune, seed=seed,
-                               data={"shards": [[[f.name, f.stat().st_size] for f in g]
-                                                for g in groups], "columns": columns})
     half = global_half(model, annotators, classes, **(model_kwargs or {}))
     call = _shards(client, sources, shard=half.shard)
     items = np.concatenate(call("item_ids"))
@@ -351,10 +393,32 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
     if len(repeated):
         raise ValueError(f"{path}: item {repeated[0]!r} has labels in two shards' files; "
                          "partition the dataset by item")
+    warm = None if init is None else warm_values(init, half, items=items,
+                                                 annotators=annotators, classes=classes,
+                                                 chains=chains)
+    tune = WARM_TUNE if warm is not None and tune is None else tune
+    seed = _run_seed(seed, store)
+    checkpoints = _checkpoints(store, checkpoint_every, model=model, model_kwargs=model_kwargs,
+                               draws=draws, chains=chains, tune=tune, seed=seed,
+                               data={"shards": [[[f.name, f.stat().st_size] for f in g]
+                                                for g in groups], "columns": columns,
+                                     "init": _digest(warm)})
     return sample_sharded(call, items=items, annotators=annotators, classes=classes,
                           half=half, draws=draws, chains=chains, seed=seed, tune=tune,
-                          checkpoints=checkpoints, **_auto_limit(draws, max_seconds))
+                          checkpoints=checkpoints, init=warm,
+                          **_auto_limit(draws, max_seconds))
+
+
+def _digest(warm) -> str | None:
+    """What identifies a warm start's values in a run's store (None for a cold start)."""
+    if warm is None:
+        return None
+    digest = hashlib.sha256()
+    for values in warm:
+        for name in sorted(values):
+            digest.update(name.encode() + np.ascontiguousarray(values[name]).tobytes())
+    return digest.hexdigest()
 
 
 __all__ = ["PartitionSource", "global_half", "partition_files", "runs_on_cluster",
-           "sample_on_cluster", "sample_partitions"]
+           "sample_on_cluster", "sample_partitions", "warm_values"]

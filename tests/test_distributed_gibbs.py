@@ -138,6 +138,38 @@ def test_glad_and_su_over_shards_have_the_one_process_samplers_posterior(labels,
     assert pl.diagnostics.convergence_report(sharded).table.loc[annotator, "status"] == "converged"
 
 
+@pytest.mark.parametrize("model", ["dawid-skene", "glad"])
+def test_a_warm_start_on_the_cluster_continues_an_earlier_run(client, labels, model,
+                                                                monkeypatch):
+    """``init=``: an earlier run on 97 % of the labels (here in one process) starts the
+    chains on the cluster from its last state; the same draws as in this process, after a
+    lost shard too, and the cold run's posterior."""
+    frame = labels.to_frame()
+    earlier = frame[np.random.default_rng(0).random(len(frame)) > 0.03]
+    first = dg.sample_on_cluster(pl.data.Labels.from_frame(earlier), model, n_shards=3,
+                                 draws=300, chains=2, seed=1)
+    run = dict(n_shards=3, draws=1500, chains=2, seed=4, init=first)
+    there = dg.sample_on_cluster(labels, model, client=client, **run)
+    here = dg.sample_on_cluster(labels, model, **run)
+    assert there.posterior.attrs["tune"] == 10
+    for name, value in arrays(here).items():
+        np.testing.assert_array_equal(value, arrays(there)[name], err_msg=name)
+    monkeypatch.setattr(dg, "_shards", lambda client, sources, *, shard: _Faulty(
+        sources, shard, fail_at=30))
+    lost = dg.sample_on_cluster(labels, model, **run)
+    assert lost.posterior.attrs["shard_recoveries"] == 1
+    for name, value in arrays(here).items():
+        np.testing.assert_array_equal(value, arrays(lost)[name], err_msg=name)
+    monkeypatch.undo()
+    cold = dg.sample_on_cluster(labels, model, n_shards=3, draws=1500, chains=2, seed=5)
+    for name in ("class_prior", "ability" if model == "glad" else "confusion"):
+        a, b = (t.posterior[name].transpose("chain", "draw", ...).values for t in (here, cold))
+        mcse = np.hypot(mcse_mean(a), mcse_mean(b))
+        moving = mcse > 1e-4
+        z = np.abs(a.mean(axis=(0, 1)) - b.mean(axis=(0, 1)))[moving] / mcse[moving]
+        assert z.max() < 4.5, (name, z.max())
+
+
 def test_auto_draws_over_shards_stop_when_parameters_and_plausibilities_pass(labels):
     run = dict(n_shards=3, chains=2, seed=6)
     auto = dg.sample_on_cluster(labels, draws="auto", **run)

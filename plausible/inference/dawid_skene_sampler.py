@@ -328,20 +328,32 @@ def _steps(n: int, step: int) -> tuple[int, ...]:
 def warm_start(previous: xr.DataTree, labels: Labels, chains: int) -> list[dict]:
     """Per chain, ``{"final_class": (item,)}``: the last classes of ``previous`` (a trace of
     this sampler on an earlier version of the labels, ``sample_stats/final_class (chain,
-    item)``) in ``labels``' items and classes, matched by id; -1 for an item (or a class)
-    the earlier run did not have. Chain ``c`` continues the earlier chain ``c`` modulo their
-    number."""
+    item)``) in ``labels``' items and classes (:func:`previous_classes`)."""
+    return [{"final_class": z}
+            for z in previous_classes(previous, labels.items, labels.classes, chains)]
+
+
+def previous_classes(previous: xr.DataTree, items, classes, chains: int) -> list[np.ndarray]:
+    """Per chain, the last classes ``(item,)`` of ``previous`` (a trace that recorded its
+    chains' ``sample_stats/final_class (chain, item)``, or the last draw of its
+    ``true_class``, as PyMC's loop stores it) for ``items`` and ``classes``, matched by id;
+    -1 for an item (or a class) the earlier run did not have. Chain ``c`` continues the
+    earlier chain ``c`` modulo their number."""
     stats = previous["sample_stats"] if "sample_stats" in previous.children else None
-    if stats is None or "final_class" not in stats.data_vars:
-        raise ValueError("init= needs an earlier Dawid-Skene-family run that recorded its chains' "
-                         "final classes (sample_stats/final_class): refit it with this version")
-    final = stats["final_class"]
-    classes = previous["posterior"]["class"].values
-    position = pd.Index(final["item"].values).get_indexer(labels.items)
-    to_class = pd.Index(labels.classes).get_indexer(classes)
+    posterior = previous["posterior"]
+    if stats is not None and "final_class" in stats.data_vars:
+        final = stats["final_class"]
+    elif "true_class" in posterior.data_vars:
+        final = posterior["true_class"].isel(draw=-1)
+    else:
+        raise ValueError("init= needs an earlier run that recorded its chains' final classes "
+                         "(sample_stats/final_class, or true_class draws): refit it with this "
+                         "version")
+    earlier = previous["posterior"]["class"].values
+    position = pd.Index(final["item"].values).get_indexer(items)
+    to_class = pd.Index(classes).get_indexer(earlier)
     values = final.transpose("chain", "item").values
-    return [{"final_class": np.where(position >= 0, to_class[values[c % len(values)][position]],
-                                     -1)}
+    return [np.where(position >= 0, to_class[values[c % len(values)][position]], -1)
             for c in range(chains)]
 
 

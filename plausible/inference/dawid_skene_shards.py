@@ -27,6 +27,15 @@ from plausible.inference.kernel import Variable
 from plausible.inference.sharded_chain import GlobalHalf, ItemShard
 
 
+def warm_classes(z: np.ndarray, init: dict | None) -> np.ndarray:
+    """``z`` with the classes of a warm start's ``init["final_class"]`` where they are known
+    (>= 0)."""
+    if init is not None:
+        known = init["final_class"] >= 0
+        z[known] = init["final_class"][known]
+    return z
+
+
 class DawidSkeneShard(ItemShard):
     """A block of items of a Dawid–Skene-family chain (:class:`~plausible.inference.
     sharded_chain.ItemShard`): per chain the classes, and the counts ``(annotator * C +
@@ -37,9 +46,9 @@ class DawidSkeneShard(ItemShard):
         super().__init__(labels, index, dtype)
         self.gamma = float(gamma)
 
-    def _start(self, rng):
-        """Each item's class drawn from its label shares."""
-        return self.design.label_share_classes(rng), {}
+    def _start(self, rng, init):
+        """Each item's class drawn from its label shares, or warm from ``init``."""
+        return warm_classes(self.design.label_share_classes(rng), init), {}
 
     def _restart(self, chain) -> None:
         design, C = self.design, self.design.n_classes
@@ -81,7 +90,8 @@ class DawidSkeneHalf(GlobalHalf):
         return {"class_prior": Variable(("class",), (n_classes,)),
                 **{name: Variable(dims, shape) for name, (dims, shape) in stored.items()}}
 
-    def start(self, n_annotators: int, n_classes: int) -> tuple:
+    def start(self, n_annotators: int, n_classes: int, init=None) -> tuple:
+        """The member's start (a warm start's classes draw the first parameters)."""
         return (self.member.start(n_annotators, n_classes),
                 np.zeros((n_annotators * n_classes, n_classes)), np.zeros(n_classes))
 
@@ -106,4 +116,4 @@ class DawidSkeneHalf(GlobalHalf):
         return values
 
 
-__all__ = ["DawidSkeneHalf", "DawidSkeneShard"]
+__all__ = ["DawidSkeneHalf", "DawidSkeneShard", "warm_classes"]

@@ -52,6 +52,7 @@ import numba
 import numpy as np
 
 from plausible.inference import dawid_skene_kernel as kernel_code
+from plausible.inference.dawid_skene_shards import warm_classes
 from plausible.inference.difficulty_classes import class_evidence, su_class_evidence
 from plausible.inference.difficulty_slice import (
     COMPLEMENT,
@@ -132,11 +133,18 @@ class DifficultyShard(ItemShard):
                                            design.n_annotators)
         self.width = np.full(design.n_items, ITEM_WIDTH[link])
 
-    def _start(self, rng):
+    def _start(self, rng, init):
+        """Classes from the label shares, items at their prior mean, the annotators at their
+        start; warm: from ``init`` where it has them (``final_class`` >= 0, ``x`` finite,
+        ``annotator_x``)."""
         mean = self.prior[0] if self.link == GLAD else self.prior[0] / self.prior.sum()
-        return self.design.label_share_classes(rng), {
-            "x": np.full(self.design.n_items, mean),
-            "annotator_x": np.full(self.design.n_annotators, self.annotator_start)}
+        x = np.full(self.design.n_items, mean)
+        annotator_x = np.full(self.design.n_annotators, self.annotator_start)
+        if init is not None:
+            x = np.where(np.isfinite(init["x"]), init["x"], x)
+            annotator_x = np.array(init["annotator_x"], dtype=np.float64)
+        z = warm_classes(self.design.label_share_classes(rng), init)
+        return z, {"x": x, "annotator_x": annotator_x}
 
     def _restart(self, chain) -> None:
         """The signed coefficients of the chain's classes and item parameters."""
@@ -228,9 +236,12 @@ class DifficultyHalf(GlobalHalf):
         return {"class_prior": Variable(("class",), (n_classes,)),
                 self.names[0]: Variable(("annotator",), (n_annotators,))}
 
-    def start(self, n_annotators: int, n_classes: int) -> tuple:
+    def start(self, n_annotators: int, n_classes: int, init=None) -> tuple:
+        """The annotators at their start (warm: ``init["annotator_x"]``)."""
         width = self.annotator_prior[1] if self.link == GLAD else SU_ANNOTATOR_WIDTH
-        return (np.full(n_annotators, self._annotator_start()), np.array(0.0),
+        annotator_x = (np.full(n_annotators, self._annotator_start()) if init is None
+                       else np.array(init["annotator_x"], dtype=np.float64))
+        return (annotator_x, np.array(0.0),
                 np.zeros(n_classes), np.full(n_annotators, width), np.zeros(n_annotators),
                 np.array(0))
 

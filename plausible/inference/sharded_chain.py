@@ -97,8 +97,8 @@ class ItemShard:
     ``index``: the shard's place in the layout (its seeds).
 
     Runs wherever it is built (in-process, or as a Dask actor); every method takes and
-    returns numbers and numpy arrays only. A member implements ``_start(rng)`` (a new
-    chain's classes and item state), ``_restart(chain)`` (its ``derived`` part, from the
+    returns numbers and numpy arrays only. A member implements ``_start(rng, init)`` (a new
+    chain's classes and item state, warm from this shard's part of ``init`` when given), ``_restart(chain)`` (its ``derived`` part, from the
     classes and the item state), ``_sweep(chain, message, store, keep)`` (one sweep; the class
     posteriors into ``store`` when it has rows; returns the items whose class changed) and
     ``_statistics(chain)`` (what the driver sums)."""
@@ -119,10 +119,23 @@ class ItemShard:
         """The shard's item ids, in its order."""
         return self.items
 
-    def start_chain(self, key: int) -> tuple:
-        """A new chain (``key``) from its generator; returns its statistics."""
+    def n_items(self) -> int:
+        """The number of the shard's items."""
+        return self.design.n_items
+
+    def start_chain(self, key: int, init: dict | None = None) -> tuple:
+        """A new chain (``key``) from its generator, or (``init``) warm: ``init["first"]
+        (shard + 1,)`` the first item of every shard in the run's item order, and per-item
+        arrays of the run's items (``final_class``, -1 where unknown; a member's item state)
+        or others (the annotators' values), from which this shard takes its own. Returns the
+        chain's statistics."""
         rng = np.random.default_rng(np.random.SeedSequence(key, spawn_key=(self.index,)))
-        z, state = self._start(rng)
+        if init is not None:
+            first, stop = init["first"][self.index], init["first"][self.index + 1]
+            n_items = init["final_class"].size
+            init = {name: value[first:stop] if value.shape[:1] == (n_items,) else value
+                    for name, value in init.items() if name != "first"}
+        z, state = self._start(rng, init)
         design = self.design
         return self._hold(key, ShardChain(z, rng, np.zeros((design.n_items, design.n_classes),
                                                              dtype=self.dtype),
@@ -204,8 +217,8 @@ class GlobalHalf:
     """The driver's half of a chain over shards (module). A member sets :attr:`shard`
     (the :class:`ItemShard` class and its keyword options) and :attr:`reliability`, and
     implements ``variables(n_annotators, n_classes)`` (name -> :class:`~plausible.inference.
-    kernel.Variable` recorded per kept sweep), ``start(n_annotators, n_classes)`` (a chain's
-    first global state, a tuple of arrays or None), ``draw(rng, statistics, state, ask,
+    kernel.Variable` recorded per kept sweep), ``start(n_annotators, n_classes, init)`` (a chain's
+    first global state, a tuple of arrays or None; ``init``: a warm start's values, or None), ``draw(rng, statistics, state, ask,
     warm_up)`` (the next state given the shards' summed statistics; ``ask(method, *args)``
     runs a shard method for the chain on every shard and returns the results summed, for a
     draw that needs rounds of evaluations on the items as they are; ``warm_up``: the sweep
@@ -243,7 +256,8 @@ class ShardedState:
     ``flags`` say which sweeps since ``base`` were kept, first of a half, or warm-up (a
     replay repeats them as they were); ``pending`` holds the kept draws since the last checkpoint.
     A chain restored from a checkpoint of ``resume_at`` sweeps replays its first
-    ``resume_at`` sweeps from ``stored`` (the store's draws) without sampling."""
+    ``resume_at`` sweeps from ``stored`` (the store's draws) without sampling. ``init``: a
+    warm start's values, which the shards start from (again after a lost shard)."""
 
     key: int
     rng: np.random.Generator
@@ -260,6 +274,7 @@ class ShardedState:
     resume_at: int = 0
     stored: dict = field(default_factory=dict)
     stored_kept: int = 0
+    init: dict | None = None
 
 
 class ShardedKernel:
@@ -300,13 +315,25 @@ class ShardedKernel:
                             "shard_seconds": Variable((), ())}
         self.started: list[ShardedState] = []
         self.recoveries = 0
+        self.first = None  # each shard's first item, for a warm start
 
     def start(self, rng):
         """A chain keyed by a draw from its generator, started on every shard, or restored
         from its last checkpoint in the store."""
+        return self._begin(rng, None)
+
+    def resume(self, values, rng):
+        """A warm start: as :meth:`start`, the shards' items from ``values`` (an earlier
+        run's last state: ``final_class (item,)``, -1 for an item it did not have, and the
+        half's other values) instead of their labels."""
+        if self.first is None:
+            self.first = np.r_[0, np.cumsum(self.call("n_items"))]
+        return self._begin(rng, {"first": self.first, **values})
+
+    def _begin(self, rng, init):
         key = int(rng.integers(2**63))
-        state = ShardedState(key, rng, (), self.half.start(*self.shape),
-                             base_rng=generator_state(rng))
+        state = ShardedState(key, rng, (), self.half.start(*self.shape, init),
+                             base_rng=generator_state(rng), init=init)
         state.base_globals = _copied(state.globals)
         latest = self.checkpoints.latest(key) if self.checkpoints is not None else None
         if latest is not None:
@@ -322,7 +349,7 @@ class ShardedKernel:
         """The chain at its ``base``: the shards' part (from the checkpoint, or started
         afresh), the global state and, when it is live, the generator."""
         if state.base == 0:
-            results = self.call("start_chain", state.key)
+            results = self.call("start_chain", state.key, state.init)
         else:
             directory = self.checkpoints.latest(state.key)["directory"]
             results = self.call("load_chain", state.key, directory)
@@ -437,7 +464,7 @@ def sample_sharded(call: Callable, *, items, annotators, classes, half: GlobalHa
                    draws: int | str = 1000, chains: int = 4, seed=None,
                    tune: int | None = None, until=None, max_seconds: float | None = None,
                    max_draws: int | None = None,
-                   checkpoints: ChainCheckpoints | None = None) -> xr.DataTree:
+                   checkpoints: ChainCheckpoints | None = None, init=None) -> xr.DataTree:
     """Sample :class:`ShardedKernel` of ``half`` over the shards ``call`` reaches (their
     ``items`` in shard order, the run's ``annotators`` and ``classes``) with the driver
     (:func:`~plausible.inference.driver.sample_kernel`; ``draws="auto"`` with ``until``,
@@ -449,7 +476,8 @@ def sample_sharded(call: Callable, *, items, annotators, classes, half: GlobalHa
     item)``, the half's item means ``(chain, item)`` and ``shard_seconds (chain,)`` (the
     slowest shard's time per sweep, summed: the rest of ``sampling_seconds`` is the driver's
     draws and the round trips); the posterior's ``shard_recoveries`` attribute counts the
-    rebuilds after lost shards. ``checkpoints``: as :class:`ShardedKernel`."""
+    rebuilds after lost shards. ``checkpoints``: as :class:`ShardedKernel`. ``init``: one
+    warm start's values per chain (:meth:`ShardedKernel.resume`)."""
     kernel = ShardedKernel(call, half, n_annotators=len(annotators), n_classes=len(classes),
                            n_items=len(items), checkpoints=checkpoints)
     if draws == AUTO and until is None:
@@ -461,7 +489,7 @@ def sample_sharded(call: Callable, *, items, annotators, classes, half: GlobalHa
                           until=until, max_seconds=max_seconds, max_draws=max_draws,
                           coords={"item": items, "class": classes, "annotator": annotators,
                                   "label_class": classes},
-                          constant_data=constant,
+                          constant_data=constant, resume=init,
                           attrs={"computed_when_read": "plausibility"})
     stats = trace["sample_stats"].to_dataset()
     n_draws = trace["posterior"].sizes["draw"]
