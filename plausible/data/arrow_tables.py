@@ -92,7 +92,8 @@ def _column(column: pa.ChunkedArray, restore_types: Callable, *, strip: bool):
     if strip:  # leading blanks dropped: "a" and " a" are one value
         merged, distinct = pd.factorize(pd.Series(
             pc.utf8_ltrim_whitespace(values).to_pylist(), dtype=object))
-        codes = np.where(codes >= 0, merged.astype(np.int32)[np.maximum(codes, 0)], -1)
+        if len(merged):  # (an empty column has no values and every code -1)
+            codes = np.where(codes >= 0, merged.astype(np.int32)[np.maximum(codes, 0)], -1)
     else:
         distinct = np.asarray(values.to_pylist(), dtype=object)
     typed = restore_types(pd.DataFrame({"v": pd.Series(distinct, dtype=object)}))["v"]

@@ -46,6 +46,9 @@ def test_text_cells_are_typed_as_written_and_blanks_are_not_ids(tmp_path):
     assert frame["worker"].dtype == np.int64 and frame["label"].dtype == np.int64
     labels = tables.read_annotations(tmp_path / "a.csv")
     assert list(labels.items) == ["007", "8"] and list(labels.classes) == [2, 10]
+    # a column with no value at all (a tool's empty review columns) is read, all missing
+    (tmp_path / "b.csv").write_text("task,worker,label,comment\n1,a,x,\n2,b,y,\n")
+    assert tables.read_table(tmp_path / "b.csv")["comment"].isna().all()
 
 
 def test_a_missing_cell_names_its_row_and_an_empty_directory_is_refused(tmp_path):
