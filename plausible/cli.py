@@ -32,6 +32,10 @@ import tempfile
 import time
 from pathlib import Path
 
+TOOL_FORMATS = ("label-studio", "mturk", "toloka", "prodigy", "sagemaker")
+"""The annotation tools whose exports ``--format`` reads (:mod:`plausible.data.tool_exports`;
+named here so that ``--help`` imports nothing heavy)."""
+
 INPUT_HELP = """\
 input formats (recognised from the file's columns, or named with --format):
   long       one row per annotation: item, annotator, label columns; crowd-kit's
@@ -41,6 +45,12 @@ input formats (recognised from the file's columns, or named with --format):
              of "selectors": items -> readers -> ordered blocks of tied class ids
   votes      wide: one row per item, an 'item' column and one integer count column per class
 files: .csv, .tsv, .parquet, .json, .npy (an integer item x class vote array).
+annotation tools' exports (--format NAME; --label names the tag or answer field to read):
+  label-studio  Label Studio's JSON or JSON-MIN export of a Choices or Rating tag
+  mturk         a Mechanical Turk batch results CSV (HITId, WorkerId, Answer.* columns)
+  toloka        a Toloka results TSV (ASSIGNMENT:worker_id, ASSIGNMENT:task_id, OUTPUT:*)
+  prodigy       a Prodigy db-out JSONL file (choice or classification tasks)
+  sagemaker     a SageMaker Ground Truth job's output folder (its worker responses)
 
 models (plausible models lists them): default dirichlet for votes, prirn for rankings,
 annotator-beta for binary labels, glad for other labels, normal-inverse-gamma for ratings
@@ -179,7 +189,7 @@ def write_table(frame, path: Path) -> None:
 def load_annotations(args):
     """``(annotations, description)`` from the file or the built-in data set."""
     from plausible import data
-    from plausible.data import tables
+    from plausible.data import tables, tool_exports
 
     if args.dataset == "toy":
         return data.simulate_toy(seed=args.seed).votes, "simulated toy data (3 classes)"
@@ -187,6 +197,9 @@ def load_annotations(args):
         return data.load_cifar10h(args.data_home), "CIFAR-10H human votes"
     if args.dataset == "dermatology":
         return data.load_dermatology(args.data_home).rankings, "dermatology rankings"
+    if args.format in tool_exports.READERS:  # an annotation tool's export
+        return tool_exports.read_export(args.format, args.annotations, args.label), \
+            f"{args.annotations} ({args.format} export)"
     columns = {role: getattr(args, role) for role in ("item", "annotator", "label", "score",
                                                       "rank")}
     return tables.read_annotations(args.annotations, format=args.format, **columns), \
@@ -575,8 +588,10 @@ class Parser(argparse.ArgumentParser):
 def _add_input_options(command) -> None:
     """The options that read an annotation file and set the model's common options:
     ``--format``, the column names, ``--reliability`` and ``--alpha``."""
-    command.add_argument("--format", choices=["long", "votes", "rankings", "ratings"],
-                         default=None, help="input format (default: recognised from the columns)")
+    command.add_argument("--format", choices=["long", "votes", "rankings", "ratings",
+                                              *TOOL_FORMATS],
+                         default=None, help="input format (default: recognised from the "
+                         "columns); an annotation tool's export by the tool's name")
     for role in ("item", "annotator", "label", "score", "rank"):
         command.add_argument(f"--{role}", default=None, metavar="COLUMN",
                              help=f"the {role} column, when not named as by default")

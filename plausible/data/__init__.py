@@ -5,7 +5,9 @@ raise ``ValueError`` naming the offending item and annotator/reader:
 :class:`Votes` (item x class counts), :class:`Rankings` (partial rankings with ties),
 :class:`Labels` (long categorical labels), :class:`Ratings` (long numeric scores).
 Simulators return the data with the truth behind them (Su's testing setting, GLAD, ratings,
-classifiers of graded quality for the dermatology case study).
+classifiers of graded quality for the dermatology case study). Readers of annotation tools'
+exports (Label Studio, Mechanical Turk, Toloka, Prodigy, SageMaker Ground Truth) give the
+containers with the tools' ids and class names (:mod:`plausible.data.tool_exports`).
 """
 
 from plausible.data.datasets import (
@@ -36,6 +38,14 @@ from plausible.data.ratings_simulators import (
     simulate_toxicity,
 )
 from plausible.data.su_simulation import SuSimulation, simulate_su
+from plausible.data.tool_exports import (
+    read_export,
+    read_label_studio,
+    read_mturk,
+    read_prodigy,
+    read_sagemaker,
+    read_toloka,
+)
 from plausible.data.toy import TOY_CLASSES, ToyData, simulate_toy, toy_examples, toy_posterior
 from plausible.data.votes import Votes
 
@@ -74,6 +84,12 @@ __all__ = [
     "load_dermatology",
     "load_mimori2021",
     "load_snow2008",
+    "read_export",
+    "read_label_studio",
+    "read_mturk",
+    "read_prodigy",
+    "read_sagemaker",
+    "read_toloka",
     "simulate_toy",
     "toy_examples",
     "toy_posterior",
