@@ -184,6 +184,10 @@ def _label_studio_min(path: Path, records: list, control: str | None):
     name = _pick_control(path, seen, control)
     kind = seen[name]
     rows, counts = [], {"tasks without annotations": 0, "annotations without a result": 0}
+    first = {}  # Label Studio lists a task's records newest first: read them as created
+    for number, record in enumerate(records):
+        first.setdefault(record.get("id"), number)
+    records = sorted(records, key=lambda r: (first[r.get("id")], r.get("annotation_id") or 0))
     for record in records:
         if record.get("annotator") is None:
             counts["tasks without annotations"] += 1
