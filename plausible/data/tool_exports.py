@@ -107,11 +107,17 @@ def _pick_control(path: Path, seen: dict[str, str], control: str | None) -> str:
 def _label_studio_tasks(path: Path, tasks: list, control: str | None):
     """``(rows, kind, counts)`` of a JSON export."""
     seen: dict[str, str] = {}
+    other: set[str] = set()
     for task in tasks:
         for annotation in task.get("annotations") or []:
             for result in annotation.get("result") or []:
                 if result.get("type") in ("choices", "rating"):
                     seen.setdefault(result.get("from_name"), result["type"])
+                else:
+                    other.add(str(result.get("type")))
+    if not seen and other:
+        raise ValueError(f"{path}: its results are of the tag types {sorted(other)}; a "
+                         "Choices (labels) or Rating (ratings) tag is read")
     name = _pick_control(path, seen, control)
     kind = seen[name]
     rows, counts = [], {"cancelled annotations": 0, "annotations without a result": 0}

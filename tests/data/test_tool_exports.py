@@ -87,6 +87,13 @@ def test_label_studio_ratings_and_what_it_refuses(tmp_path):
     path.write_text(json.dumps(tasks))
     with pytest.raises(ValueError, match="task 11: an annotation without 'completed_by'"):
         read_label_studio(path)
+    for task in tasks:  # a pairwise tag: no container for comparisons of items
+        for annotation in task["annotations"]:
+            annotation["result"] = [{"from_name": "better", "type": "pairwise",
+                                     "value": {"selected": "left"}}]
+    path.write_text(json.dumps(tasks))
+    with pytest.raises(ValueError, match=r"tag types \['pairwise'\]; a Choices"):
+        read_label_studio(path)
     both = json.loads((EXPORTS / "label_studio.json").read_text())
     both[0]["annotations"][0]["result"].append(
         {"from_name": "topic", "type": "choices", "value": {"choices": ["shipping"]}})
