@@ -442,6 +442,10 @@ def read_sagemaker(path):
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such folder")
+    if path.is_file():
+        raise ValueError(f"{path}: a file; give the labelling job's output folder (its "
+                         "annotations/worker-response hold each worker's answers; an output "
+                         "manifest holds only the consolidated label)")
     responses = path if path.name == "worker-response" else path / "annotations" / \
         "worker-response"
     files = sorted(responses.glob("iteration-*/*/*.json"),

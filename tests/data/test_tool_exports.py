@@ -175,6 +175,8 @@ def test_toloka_prodigy_and_sagemaker_refusals(tmp_path):
         read_sagemaker(job)
     with pytest.raises(ValueError, match="no worker responses"):
         read_sagemaker(tmp_path)
+    with pytest.raises(ValueError, match="only the consolidated label"):
+        read_sagemaker(EXPORTS / "sagemaker_job" / "manifests" / "output" / "output.manifest")
 
 
 def test_bad_exports_exit_2_with_one_line(tmp_path, capsys):
