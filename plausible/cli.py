@@ -46,7 +46,7 @@ input formats (recognised from the file's columns, or named with --format):
   votes      wide: one row per item, an 'item' column and one integer count column per class
 files: .csv, .tsv, .parquet, .json, .npy (an integer item x class vote array).
 annotation tools' exports (--format NAME; --label names the tag or answer field to read):
-  label-studio  Label Studio's JSON or JSON-MIN export of a Choices or Rating tag
+  label-studio  Label Studio's JSON or JSON-MIN export of a Choices, Rating or Ranker tag
   mturk         a Mechanical Turk batch results CSV (HITId, WorkerId, Answer.* columns)
   toloka        a Toloka results TSV (ASSIGNMENT:worker_id, ASSIGNMENT:task_id, OUTPUT:*)
   prodigy       a Prodigy db-out JSONL file (choice or classification tasks)

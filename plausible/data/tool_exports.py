@@ -12,8 +12,10 @@ its annotator) is refused with a ``ValueError`` naming the file and the task.
 * :func:`read_label_studio` — Label Studio's JSON export (a list of tasks, each with its
   ``annotations``, each with ``completed_by`` and a ``result`` list) and its JSON-MIN
   export (one flat record per annotation: the task's ``id``, ``annotator`` and one key per
-  control tag), for a ``Choices`` tag (-> :class:`~plausible.data.labels.Labels`) or a
-  ``Rating`` tag (-> :class:`~plausible.data.ratings.Ratings`);
+  control tag), for a ``Choices`` tag (-> :class:`~plausible.data.labels.Labels`), a
+  ``Rating`` tag (-> :class:`~plausible.data.ratings.Ratings`) or a ``Ranker`` tag
+  (-> :class:`~plausible.data.rankings.Rankings`: each annotator's order of a task's
+  candidates);
 * :func:`read_mturk` — an Amazon Mechanical Turk batch results CSV (one row per assignment:
   ``HITId``, ``WorkerId``, ``AssignmentStatus``, ``Input.*`` and ``Answer.*`` columns);
 * :func:`read_toloka` — a Toloka pool's results TSV (``INPUT:``, ``OUTPUT:``, ``GOLDEN:``
@@ -35,6 +37,10 @@ from pathlib import Path
 import pandas as pd
 
 from plausible.data.tables import from_frame, read_table
+
+KINDS = ("choices", "rating", "ranker")
+"""The Label Studio tag types read: ``Choices`` (labels), ``Rating`` (ratings), ``Ranker``
+(rankings)."""
 
 JSON_MIN_META = ("id", "annotator", "annotation_id", "created_at", "updated_at", "lead_time",
                  "agreement")
@@ -64,7 +70,9 @@ def read_label_studio(path, *, control: str | None = None):
     export has several): a ``Choices`` tag gives :class:`~plausible.data.labels.Labels`
     (item = the task's ``id``, annotator = ``completed_by``'s id, or its e-mail where the
     export expanded the user, as JSON-MIN names it; label = the choice), a ``Rating`` tag
-    :class:`~plausible.data.ratings.Ratings`.
+    :class:`~plausible.data.ratings.Ratings`, a ``Ranker`` tag
+    :class:`~plausible.data.rankings.Rankings` (the task's candidates, by their ``id``, in
+    the annotator's order; candidates left in the ``"_"`` column unranked).
 
     Cancelled (skipped) annotations, annotations with no result for the tag and (JSON-MIN)
     tasks without annotations are left out, counted in a warning. Several choices in one
@@ -85,6 +93,11 @@ def read_label_studio(path, *, control: str | None = None):
     _left_out(path, counts)
     if not rows:
         raise ValueError(f"{path}: no annotation holds a result for the tag")
+    if kind == "ranker":  # one row per ranked candidate, its place the rank
+        frame = pd.DataFrame([(item, who, candidate, place) for item, who, order in rows
+                              for place, candidate in enumerate(order, start=1)],
+                             columns=["item", "annotator", "label", "rank"])
+        return from_frame(frame, format="rankings", source=str(path))
     value = "label" if kind == "choices" else "score"
     frame = pd.DataFrame(rows, columns=["item", "annotator", value])
     return from_frame(frame, format="labels" if kind == "choices" else "ratings",
@@ -111,13 +124,14 @@ def _label_studio_tasks(path: Path, tasks: list, control: str | None):
     for task in tasks:
         for annotation in task.get("annotations") or []:
             for result in annotation.get("result") or []:
-                if result.get("type") in ("choices", "rating"):
+                if result.get("type") in KINDS:
                     seen.setdefault(result.get("from_name"), result["type"])
                 else:
                     other.add(str(result.get("type")))
     if not seen and other:
         raise ValueError(f"{path}: its results are of the tag types {sorted(other)}; a "
-                         "Choices (labels) or Rating (ratings) tag is read")
+                         "Choices (labels), Rating (ratings) or Ranker (rankings) tag is "
+                         "read")
     name = _pick_control(path, seen, control)
     kind = seen[name]
     rows, counts = [], {"cancelled annotations": 0, "annotations without a result": 0}
@@ -145,9 +159,23 @@ def _label_studio_tasks(path: Path, tasks: list, control: str | None):
 
 
 def _one_value(path, item, who, kind: str, value: dict):
-    """A result's class (``choices``: exactly one) or rating."""
+    """A result's class (``choices``: exactly one), rating, or (``ranker``) the candidates'
+    ids in order: the list, or the one column of the dictionary (the tag's name; a
+    ``"_"`` column holds the candidates left unranked); several bucket columns are
+    categories, not an order, and refused."""
     if kind == "rating":
         return value["rating"]
+    if kind == "ranker":
+        ranker = value["ranker"]
+        if isinstance(ranker, dict):
+            columns = [v for k, v in ranker.items() if k != "_"]
+            if len(columns) != 1:
+                buckets = sorted(k for k in ranker if k != "_")
+                raise ValueError(f"{path}: task {item!r}, annotator {who!r}: a ranking in "
+                                 f"{len(columns)} buckets ({buckets}); buckets are "
+                                 "categories, not an order: one ranked list is read")
+            ranker = columns[0]
+        return [str(candidate) for candidate in ranker]
     choices = value.get("choices") or []
     if len(choices) != 1:
         raise ValueError(f"{path}: task {item!r}, annotator {who!r}: {len(choices)} choices; "
@@ -158,11 +186,10 @@ def _one_value(path, item, who, kind: str, value: dict):
 
 def _label_studio_min(path: Path, records: list, control: str | None):
     """``(rows, kind, counts)`` of a JSON-MIN export: a tag's result is a string (one
-    choice), ``{"choices": [...]}`` (several) or ``[{"rating": r}]``."""
+    choice), ``{"choices": [...]}`` (several), ``[{"rating": r}]`` or ``[{"ranker": ...}]``."""
     def kind_of(value):
-        if isinstance(value, list) and value and isinstance(value[0], dict) \
-                and "rating" in value[0]:
-            return "rating"
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            return next((k for k in ("rating", "ranker") if k in value[0]), None)
         if isinstance(value, (str, dict)):
             return "choices"
         return None
@@ -202,8 +229,8 @@ def _label_studio_min(path: Path, records: list, control: str | None):
             counts["annotations without a result"] += 1
             continue
         value = record[name]
-        if kind == "rating":
-            value = {"rating": value[0]["rating"]}
+        if kind in ("rating", "ranker"):
+            value = value[0]
         elif isinstance(value, str):
             value = {"choices": [value]}
         rows.append((record["id"], record["annotator"],

@@ -14,6 +14,7 @@ import pytest
 from plausible.cli import main
 from plausible.data import read_export, read_label_studio, read_mturk, read_prodigy
 from plausible.data import read_sagemaker, read_toloka
+from plausible.data.rankings import Rankings
 from plausible.data.ratings import Ratings
 from plausible.data.tables import read_annotations
 
@@ -64,6 +65,25 @@ def test_the_command_line_reads_an_export_as_its_long_table(fixture, tool, tmp_p
     assert main(["aggregate", str(long_csv(fixture)), *run, "-o", str(tmp_path / "b.csv")]) == 0
     a, b = (pd.read_csv(tmp_path / f"{x}.csv").set_index("item").sort_index() for x in "ab")
     pd.testing.assert_frame_equal(a, b)
+
+
+def test_a_label_studio_ranker_reads_as_rankings_with_unranked_candidates(tmp_path):
+    rankings = read_label_studio(EXPORTS / "label_studio_ranker.json")
+    expected = read_annotations(EXPORTS / "label_studio_ranker.long.csv")
+    assert isinstance(rankings, Rankings)
+    assert rankings.to_selectors() == expected.to_selectors()
+    assert rankings.classes.tolist() == expected.classes.tolist() == ["a", "b", "c"]
+    tasks = json.loads((EXPORTS / "label_studio_ranker.json").read_text())
+    minimal = [{"prompt": t["data"]["prompt"], "id": t["id"], "annotator": a["completed_by"],
+                "annotation_id": a["id"], "rank": [a["result"][0]["value"]]}
+               for t in tasks for a in t["annotations"][::-1]]  # JSON-MIN: newest first
+    (tmp_path / "min.json").write_text(json.dumps(minimal))
+    assert read_label_studio(tmp_path / "min.json").to_selectors() == rankings.to_selectors()
+    tasks[1]["annotations"][1]["result"][0]["value"]["ranker"] = {"good": ["c"],
+                                                                  "bad": ["a", "b"]}
+    (tmp_path / "buckets.json").write_text(json.dumps(tasks))
+    with pytest.raises(ValueError, match=r"task 8, annotator 2: a ranking in 2 buckets"):
+        read_label_studio(tmp_path / "buckets.json")
 
 
 def test_label_studio_ratings_and_what_it_refuses(tmp_path):
