@@ -9,10 +9,10 @@ parameters and the class prior exactly from the summed statistics and sends them
 shards; each shard (a Dask actor holding a block of items, their labels and every chain's
 latent state) updates its items and returns its statistics, which the driver sums in shard
 order. For the Dawid–Skene family and annotator-beta they are count tensors ``(annotator x
-label, class)`` (:mod:`plausible.inference.dawid_skene_shards`); for GLAD and Su sums over
-an augmentation that makes the annotators' conditionals conjugate (Pólya–Gamma; attention
-indicators), the items' difficulties updated by slice where they are
-(:mod:`plausible.inference.difficulty_shards`).
+label, class)`` (:mod:`plausible.inference.dawid_skene_shards`); GLAD and Su update their
+items' difficulties by slice where they are and return class counts and each annotator's
+sum over their labels, and the driver's slice update of the annotators asks the shards for
+such sums once per round (:mod:`plausible.inference.difficulty_shards`).
 
 * :func:`sample_on_cluster` — labels in memory, cut into ``n_shards`` blocks of items with
   about equal numbers of labels, each sent to an actor;

@@ -9,7 +9,9 @@ prior) split their scan into two halves that meet through sums over items:
 2. **shards** (:class:`ItemShard`, each a contiguous block of items with their labels and,
    per chain, their latent state and generator): update every item given the message,
    fold the kept sweeps' class posteriors into the shard's summaries, and return their
-   statistics (count tensors, or sums of augmentation variables) for the next sweep.
+   statistics (count tensors, or sums over each annotator's labels) for the next sweep;
+   a driver's draw may also ask the shards for more sums while it draws (rounds of a slice
+   update).
 
 Members: the Dawid–Skene family and annotator-beta
 (:mod:`plausible.inference.dawid_skene_shards`), GLAD and Su's model
