@@ -30,6 +30,7 @@ import shutil
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 TOOL_FORMATS = ("label-studio", "mturk", "toloka", "prodigy", "sagemaker")
@@ -737,13 +738,20 @@ def _one_line(error: BaseException) -> str:
     return " ".join(text.split())
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """A warning as the command line says it: one line, no source location."""
+    print(f"plausible: warning: {_one_line(message)}", file=sys.stderr)
+
+
 def main(argv=None) -> int:
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as stop:  # --help, --version, or a usage error (already printed)
         return stop.code
     try:
-        code = args.handler(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            code = args.handler(args)
         sys.stdout.flush()  # a closed pipe shows here, not at exit
         return code
     except BrokenPipeError:  # e.g. | head: the files are written; stop printing quietly
