@@ -62,7 +62,7 @@ from plausible.inference.difficulty_slice import (
     scale_shift,
 )
 from plausible.inference.kernel import Variable
-from plausible.inference.latent_class_gibbs import class_posterior
+from plausible.inference.latent_class_gibbs import class_posterior, draw_classes
 from plausible.inference.lockstep_slice import slice_updates
 from plausible.inference.sharded_chain import GlobalHalf, ItemShard
 
@@ -175,9 +175,7 @@ class DifficultyShard(ItemShard):
         posterior = class_posterior(log_pi, self.gamma * evidence)
         if store.shape[0]:
             store[...] = posterior
-        u = chain.rng.random(design.n_items)
-        z = np.minimum((u[:, None] > np.cumsum(posterior, axis=1)).sum(axis=1),
-                       design.n_classes - 1)
+        z = draw_classes(chain.rng, posterior)
         changed = int(np.count_nonzero(z != chain.z))
         chain.z[...] = z
         chain.state["annotator_x"] = np.array(annotator_x, dtype=np.float64)
