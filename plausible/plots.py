@@ -2,11 +2,12 @@
 when None) and returns them, so figures can be combined and restyled.
 
 * simulation-based calibration: :func:`sbc_ranks`;
-* posterior predictive checks: :func:`vote_check`, :func:`annotation_check`,
+* posterior predictive checks: :func:`statistics_check`, :func:`annotation_check`,
   :func:`annotation_checks`;
 * convergence: :func:`rank` (ArviZ's rank plot of the least converged variables);
 * aggregation results: :func:`certainty` (the items' top-1 certainty), :func:`overview`
-  (item uncertainty on a log scale, annotator quality, the items to label again);
+  (:func:`uncertainty` on a log scale, :func:`annotator_shares`, :func:`least_certain`);
+* annotators: :func:`confusion_matrices` (heatmaps), :func:`annotator_intervals`;
 * calibration under disagreement (Mimori et al. 2021): :func:`dpe_reliability_diagram`,
   :func:`calibration_dispersion_map`;
 * testing with noisy labels (Su 2024): :func:`labelers_tradeoff`.
@@ -23,7 +24,6 @@ from scipy import stats
 from plausible.calibration.bins import N_BINS
 from plausible.calibration.disagreement import DISAGREEMENT, disagreement_table
 from plausible.calibration.losses import calibration_table
-from plausible.diagnostics.vote_predictive import STATISTICS as VOTE_STATISTICS
 from plausible.evaluation.mutual_information import labelers_to_match
 
 ANNOTATION_UNITS = {"pattern": "items", "votes": "items", "annotator_rate": "positive rate",
@@ -131,25 +131,31 @@ def certainty(values, threshold: float = 0.99, title: str = "", ax=None):
 def overview(items, annotators=None, *, threshold: float = 0.99, show: int = 15,
              title: str = ""):
     """What a reader of an aggregation looks for, one panel each (a new figure; returns its
-    axes):
-
-    * how uncertain the items are: a histogram of ``1 - certainty_top1`` on a log scale (most
-      items sit near certainty 1, where a linear histogram piles them into one bar), the
-      items at certainty 1 counted in the legend, ``threshold`` marked;
-    * with ``annotators`` (:func:`plausible.diagnostics.annotator_quality`), how often each
-      annotator is right against how many labels they gave, with 90 % intervals;
-    * the ``show`` least certain items (the ones to label again), their certainty and top
-      class.
+    axes): :func:`uncertainty`, with ``annotators`` :func:`annotator_shares`, and
+    :func:`least_certain`.
 
     ``items``: a per-item frame with ``item``, ``top_class`` and ``certainty_top1``
     (:meth:`plausible.Aggregation.labels` with its index reset, or ``to_frame``)."""
     panels = 2 if annotators is None else 3
     fig, axes = plt.subplots(1, panels, figsize=(5 * panels, 4), squeeze=False)
     axes = axes[0]
-    certainty = items["certainty_top1"].to_numpy(dtype=float)
+    uncertainty(items["certainty_top1"], threshold=threshold, title=title, ax=axes[0])
+    if annotators is not None:
+        annotator_shares(annotators, ax=axes[1])
+    least_certain(items, threshold=threshold, show=show, ax=axes[-1])
+    fig.tight_layout()
+    return axes
+
+
+def uncertainty(certainty, *, threshold: float = 0.99, title: str = "", ax=None):
+    """How uncertain the items are: a histogram of ``1 - certainty`` (per-item top-1
+    certainty) on a log scale, since most items sit near certainty 1, where a linear
+    histogram piles them into one bar; the items at certainty 1 are counted in the legend
+    and ``threshold`` is marked."""
+    ax = _axes(ax)
+    certainty = np.asarray(certainty, dtype=float)
     doubt = 1.0 - certainty
     sure = int((doubt <= 0).sum())
-    ax = axes[0]
     positive = doubt[doubt > 0]
     low = min(positive.min(initial=1.0), 1 - threshold) / 2
     ax.hist(positive, bins=np.geomspace(low, 1.0, 31), color="C0",
@@ -159,20 +165,33 @@ def overview(items, annotators=None, *, threshold: float = 0.99, show: int = 15,
     ax.set(xscale="log", xlabel="1 - certainty of the top class (log scale)", ylabel="items",
            title=title or "item uncertainty")
     ax.legend(fontsize="small")
-    if annotators is not None:
-        ax = axes[1]
-        order = annotators.sort_values("share_correct")
-        err = np.stack([order["share_correct"] - order["q05"], order["q95"] - order["share_correct"]])
-        ax.errorbar(order["labels"], order["share_correct"], yerr=err, fmt="o", ms=3, lw=0.8,
-                    color="C0", alpha=0.8)
-        for name, row in order.head(3).iterrows():
-            ax.annotate(str(name), (row["labels"], row["share_correct"]), fontsize="x-small",
-                        xytext=(3, -3), textcoords="offset points")
-        ax.set(xscale="log", ylim=(0, 1.02), xlabel="labels given (log scale)",
-               ylabel="share of labels right (90% interval)", title="annotators")
-        ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.xaxis.set_minor_formatter(ticker.NullFormatter())
-    ax = axes[-1]
+    return ax
+
+
+def annotator_shares(annotators, *, label: int = 3, ax=None):
+    """How often each annotator is right against how many labels they gave, with 90 %
+    intervals (:func:`plausible.diagnostics.annotator_quality`); the ``label`` worst are
+    named."""
+    ax = _axes(ax)
+    order = annotators.sort_values("share_correct")
+    err = np.stack([order["share_correct"] - order["q05"], order["q95"] - order["share_correct"]])
+    err = np.clip(err, 0.0, None)  # a mean can pass a quantile by rounding when draws agree
+    ax.errorbar(order["labels"], order["share_correct"], yerr=err, fmt="o", ms=3, lw=0.8,
+                color="C0", alpha=0.8)
+    for name, row in order.head(label).iterrows():
+        ax.annotate(str(name), (row["labels"], row["share_correct"]), fontsize="x-small",
+                    xytext=(3, -3), textcoords="offset points")
+    ax.set(xscale="log", ylim=(0, 1.02), xlabel="labels given (log scale)",
+           ylabel="share of labels right (90% interval)", title="annotators")
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+    return ax
+
+
+def least_certain(items, *, threshold: float = 0.99, show: int = 15, ax=None):
+    """The ``show`` least certain items (the ones to label again): their top-1 certainty as
+    bars, labelled with the item and its top class; ``threshold`` marked."""
+    ax = _axes(ax)
     worst = items.sort_values("certainty_top1").head(show)[::-1]
     ax.barh(np.arange(len(worst)), worst["certainty_top1"], color="C1")
     ax.set_yticks(np.arange(len(worst)),
@@ -181,8 +200,53 @@ def overview(items, annotators=None, *, threshold: float = 0.99, show: int = 15,
     ax.axvline(threshold, color="C3", ls="--")
     ax.set(xlim=(0, 1), xlabel="certainty of the top class",
            title=f"least certain {len(worst)} items (top class): label again")
-    fig.tight_layout()
+    return ax
+
+
+def confusion_matrices(confusion, *, columns: int = 4, title: str = ""):
+    """Heatmaps of posterior mean confusion matrices, one panel per annotator: ``confusion``
+    a DataArray ``(annotator, class, label_class)`` (row: true class, column: the label
+    given; each row sums to 1). A new figure; returns its axes."""
+    names = confusion["annotator"].values
+    rows = -(-len(names) // columns)
+    n_classes = confusion.sizes["class"]
+    size = 1.2 + 0.28 * n_classes
+    fig, axes = plt.subplots(rows, columns, figsize=(columns * size, rows * size),
+                             squeeze=False, constrained_layout=True)
+    classes = [str(c) for c in confusion["class"].values]
+    image = None
+    for ax, name in zip(axes.ravel(), names):
+        image = ax.imshow(confusion.sel(annotator=name).values, vmin=0, vmax=1, cmap="Blues")
+        ax.set_title(str(name), fontsize="small")
+        ax.set_xticks(range(n_classes), classes, fontsize="x-small", rotation=90)
+        ax.set_yticks(range(n_classes), classes, fontsize="x-small")
+    for ax in axes.ravel()[len(names):]:
+        ax.set_visible(False)
+    axes[-1, 0].set(xlabel="label given", ylabel="true class")
+    if image is not None:
+        fig.colorbar(image, ax=axes, shrink=0.6, label="posterior mean probability")
+    if title:
+        fig.suptitle(title)
     return axes
+
+
+def annotator_intervals(table, columns, *, ax=None, xlabel: str = "posterior mean (90% interval)"):
+    """Per annotator (rows of ``table``, index: ids), each of ``columns`` (names whose
+    ``<name>``, ``<name>_q05`` and ``<name>_q95`` columns ``table`` holds) as a point with its
+    interval, annotators from top to bottom in ``table``'s order."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, max(2.5, 0.22 * len(table) + 1)))
+    y = np.arange(len(table))[::-1]
+    for offset, (column, color) in enumerate(zip(columns, ("C0", "C1", "C2"))):
+        mean = table[column].to_numpy(dtype=float)
+        err = np.clip(np.stack([mean - table[f"{column}_q05"], table[f"{column}_q95"] - mean]),
+                      0.0, None)
+        ax.errorbar(mean, y + 0.2 * offset, xerr=err, fmt="o", ms=3, lw=0.8, color=color,
+                    label=column)
+    ax.set_yticks(y, [str(i) for i in table.index], fontsize="x-small")
+    ax.set(xlim=(0, 1), xlabel=xlabel)
+    ax.legend(fontsize="small", loc="lower left")
+    return ax
 
 
 def sbc_ranks(result, bins: int = 20, axes=None):
@@ -202,24 +266,38 @@ def sbc_ranks(result, bins: int = 20, axes=None):
     return axes
 
 
-def vote_check(check, axes=None):
-    """Histogram of each replicated statistic of a
-    :class:`~plausible.diagnostics.VotePredictiveCheck` with the observed value marked."""
+def statistics_check(check, axes=None, columns: int = 4):
+    """Histogram of each replicated statistic of a posterior predictive check that holds
+    ``replicated_statistics`` and ``observed_statistics``
+    (:class:`~plausible.diagnostics.VotePredictiveCheck`, ``RankingPredictiveCheck``,
+    ``RatingPredictiveCheck``) with the observed value marked and its mid p-value in the
+    title; at most ``columns`` panels a row."""
+    names = list(check.replicated_statistics.columns)
     if axes is None:
-        _, axes = plt.subplots(1, len(VOTE_STATISTICS), figsize=(4 * len(VOTE_STATISTICS), 3))
-    for ax, name in zip(axes, VOTE_STATISTICS):
+        rows = -(-len(names) // columns)
+        width = min(columns, len(names))
+        _, grid = plt.subplots(rows, width, figsize=(4 * width, 3 * rows), squeeze=False)
+        for ax in grid.ravel()[len(names):]:
+            ax.set_visible(False)
+        axes = grid.ravel()[:len(names)]
+    p_values = check.p_values
+    for ax, name in zip(axes, names):
         ax.hist(check.replicated_statistics[name], bins=30, color="C0", alpha=0.7)
         ax.axvline(check.observed_statistics[name], color="C3", lw=2, label="observed")
-        ax.set(title=f"{name} (p = {check.p_values[name]:.2f})", xlabel=name)
+        ax.set(title=f"{name} (p = {p_values[name]:.2f})", xlabel=name)
     axes[0].legend()
+    plt.gcf().tight_layout()
     return axes
 
 
-def annotation_check(check, name: str, ax=None, log: bool | None = None):
+def annotation_check(check, name: str, ax=None, log: bool | None = None, entries=None):
     """Statistic ``name`` of an :class:`~plausible.diagnostics.AnnotationPredictiveCheck`:
     observed values (red) over the replicated medians and intervals (blue bars); log scale
-    for the count statistics unless ``log`` says otherwise."""
+    for the count statistics unless ``log`` says otherwise; only ``entries`` (a list of the
+    statistic's entries) when given."""
     table = check.summary(name)
+    if entries is not None:
+        table = table.loc[list(entries)]
     if ax is None:
         _, ax = plt.subplots(figsize=(max(4, 0.28 * len(table) + 2), 3))
     x = np.arange(len(table))
@@ -231,6 +309,7 @@ def annotation_check(check, name: str, ax=None, log: bool | None = None):
     ax.set_xticks(x, [str(i) for i in table.index], rotation=90 if len(table) > 12 else 0)
     if log if log is not None else name in ("pattern", "votes"):
         ax.set_yscale("symlog", linthresh=1)
+        ax.set_ylim(bottom=0)  # counts: no negative decades
     ax.set(title=name, ylabel=ANNOTATION_UNITS[name])
     ax.legend(fontsize="small")
     return ax

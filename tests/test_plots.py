@@ -36,7 +36,7 @@ def test_annotation_checks_one_panel_per_statistic():
     assert len(axes) == 4
 
 
-def test_vote_check_marks_the_observed_statistics():
+def test_statistics_check_marks_the_observed_statistics():
     counts = np.array([[3, 0, 1], [1, 1, 2], [0, 4, 0]])
     votes = Votes.from_counts(counts)
     plausibility = np.random.default_rng(0).dirichlet(np.ones(3), size=(1, 40, 3))
@@ -46,7 +46,7 @@ def test_vote_check_marks_the_observed_statistics():
         "observed_data": xr.Dataset({"votes": (("item", "class"), votes.counts)},
                                     coords={"item": votes.items, "class": votes.classes}),
     })
-    axes = plots.vote_check(vote_predictive_check(trace, draws=40, seed=0))
+    axes = plots.statistics_check(vote_predictive_check(trace, draws=40, seed=0))
     assert all(len(ax.lines) == 1 for ax in axes)
 
 
