@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from plausible import active, conformal, distributed_gibbs, metrics, models, plots
+from plausible import active, conformal, distributed_gibbs, metrics, models, plots, report
 from plausible.data import Labels, Rankings, Ratings, Votes
 from plausible.data.tables import FORMATS, format_of, from_frame
 from plausible.diagnostics import (
@@ -313,6 +313,9 @@ class Aggregation:
         model's posterior predictive check on ``draws`` replicated data sets."""
         report = convergence_report(self.trace)
         kind, entry = self.format, models.entry(self.model)
+        if self.data is None:
+            return Check(report, None, "the workers read the annotations, so this run holds no "
+                                       "copy to replicate")
         if kind == "votes":
             return Check(report, vote_predictive_check(self.trace, draws=draws, seed=seed))
         if kind == "rankings":
@@ -364,6 +367,18 @@ class Aggregation:
         items = self.labels().reset_index()
         return plots.overview(items, quality, threshold=threshold, show=show,
                               title=f"{self.model}: {len(items)} items")
+
+    def report(self, path, *, budget: int = 20, threshold: float = 0.95, draws: int = 200,
+               seed: int | None = 0) -> Path:
+        """Write the run's report to ``path``: one self-contained HTML page (no server, no
+        network) with the convergence, certainty, annotators, the next items to label, the
+        predictive checks and every item (:func:`plausible.report.report_html`, which says
+        what the arguments do); written atomically."""
+        page = report.report_html(self, budget=budget, threshold=threshold, draws=draws,
+                                  seed=seed)
+        path = Path(path)
+        write_atomic(path, lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
+        return path
 
     def save(self, path) -> Path:
         """Write the trace, with the model's name, to ``path`` (netCDF, or Zarr for a
@@ -449,7 +464,13 @@ def load(path) -> Aggregation:
     if path.suffix == ".zarr":
         tree = xr.open_datatree(path, engine="zarr").load()
     else:
-        with xr.open_datatree(path, engine="h5netcdf") as opened:
+        try:
+            opened = xr.open_datatree(path, engine="h5netcdf")
+        except OSError as error:
+            raise ValueError(f"{path} is not a saved plausible aggregation (not a netCDF file: "
+                             f"{error}); save one with Aggregation.save or plausible aggregate "
+                             "--save") from None
+        with opened:
             tree = opened.load()
     if "plausible_model" not in tree.attrs:
         raise ValueError(f"{path} is not a saved plausible aggregation (no model name)")

@@ -1,7 +1,8 @@
 """Command line: ``plausible aggregate`` fits an aggregation model to an annotation file and
 writes per-item plausibilities; ``plausible evaluate`` scores a classifier against a saved
 aggregation; ``plausible next`` says which items (and annotators) to annotate next;
-``plausible models`` lists the models.
+``plausible report`` writes a saved run's report, one HTML page; ``plausible models`` lists
+the models.
 
 Examples::
 
@@ -14,6 +15,8 @@ Examples::
     plausible aggregate --dataset cifar10h -o cifar10h.csv         # public data (PLAUSIBLE_DATA)
     plausible evaluate run.nc predictions.csv -o metrics.csv
     plausible next labels.csv --model dawid-skene --budget 50 -o batch.csv
+    plausible aggregate labels.csv --save run.nc --report report.html
+    plausible report run.nc -o report.html
 
 Every error exits with status 2 and one line naming the file, column, item or option; no
 output file is written unless the run succeeds (written to a temporary file, then renamed),
@@ -85,6 +88,20 @@ The gains (and the certainty beside them) are estimated on at most 500 of the ru
 thinned, so certainty can differ from aggregate's in its last digits.
 """
 
+REPORT_OUTPUT = """
+output (-o, an .html file, checked before any work): one self-contained page (no server, no
+network; open it in any browser) with
+  Run and convergence    the model, the data's sizes, the draws, and every variable's worst
+                         R-hat and ESS, the worst quantities named
+  Certainty              the items' top-1 certainty (log scale) and the least certain items
+  Annotators             (label models) each annotator's share of labels right with its 90%
+                         interval; confusion matrices, sensitivity and specificity, MACE's
+                         spammer flags where the model has them
+  Next labels            the next --budget annotations by expected information gain
+  Predictive checks      the posterior predictive checks as figures, what they miss in words
+  Every item             one row per item, sortable and searchable
+"""
+
 ERRORS = (ValueError, TypeError, OSError, KeyError)
 
 
@@ -138,6 +155,9 @@ TABLE_SUFFIXES = (".csv", ".tsv", ".parquet", ".json")
 
 TRACE_SUFFIXES = (".nc", ".zarr")
 """What ``--save`` writes: netCDF, or a Zarr store."""
+
+REPORT_SUFFIXES = (".html",)
+"""What ``--report`` and ``plausible report -o`` write: one HTML page."""
 
 
 def check_output(path: str | None, option: str, force: bool,
@@ -211,6 +231,7 @@ def aggregate(args) -> int:
     """``plausible aggregate``: see the module docstring."""
     output = check_output(args.output, "-o", args.force)
     saved = check_output(args.save, "--save", args.force, TRACE_SUFFIXES)
+    args.report = check_output(args.report, "--report", args.force, REPORT_SUFFIXES)
     if args.store is not None and Path(args.store).exists() and not Path(args.store).is_dir():
         raise UsageError(f"--store {args.store} is a file; give a folder (new, or of an earlier "
                          "run to resume)")
@@ -277,6 +298,8 @@ def _write_results(args, result, output, saved):
         result.save(saved)
     if output is not None:
         write_table(frame, output)
+    if args.report is not None:
+        result.report(args.report, seed=args.seed)
     return frame, checked
 
 
@@ -464,7 +487,7 @@ def _print_summary(console, args, result, frame, description, elapsed, checked, 
     text = checked.text
     console.print(text, style="green" if checked_ok(checked) else "yellow", markup=False)
     console.print(f"sampling + metrics: {elapsed:.1f} s")
-    for path, what in ((output, "per-item results"), (saved, "trace")):
+    for path, what in ((output, "per-item results"), (saved, "trace"), (args.report, "report")):
         if path is not None:
             console.print(f"{what} written to {path}")
 
@@ -539,6 +562,22 @@ def evaluate(args) -> int:
     print(frame.to_string(index=False))
     if output is not None:
         print(f"metrics written to {output}")
+    return 0
+
+
+def report(args) -> int:
+    """``plausible report RUN -o report.html``: the report of a saved aggregation."""
+    output = check_output(args.output, "-o", args.force, REPORT_SUFFIXES)
+    from plausible import aggregation
+
+    run = Path(args.run)
+    if not run.exists():
+        raise FileNotFoundError(f"{run}: no such file (save an aggregation with "
+                                "plausible aggregate --save RUN.nc)")
+    result = aggregation.load(run)
+    result.report(output, budget=args.budget, threshold=args.certainty, draws=args.draws,
+                  seed=args.seed)
+    print(f"report of {run} ({result.model} model) written to {output}")
     return 0
 
 
@@ -649,6 +688,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="write one row per item to this .csv/.tsv/.parquet/.json")
     agg.add_argument("--save", help="save the trace (.nc or .zarr) for plausible evaluate "
                      "or --init")
+    agg.add_argument("--report", metavar="HTML", default=None,
+                     help="also write the run's report, one self-contained .html page (as "
+                     "plausible report does)")
     agg.add_argument("--init", metavar="RUN", default=None,
                      help="warm start (Dawid-Skene family; with --workers/--scheduler also "
                      "annotator-beta, glad, su-difficulty): continue the chains of a saved run "
@@ -725,6 +767,24 @@ def build_parser() -> argparse.ArgumentParser:
     nxt.add_argument("-o", "--output", help="write the batch to this .csv/.tsv/.parquet/.json")
     nxt.add_argument("--force", action="store_true", help="overwrite an existing output file")
     nxt.set_defaults(handler=next_annotations, threshold=None, scale=None, resolution=None)
+
+    rep = commands.add_parser(
+        "report", help="a saved run's report: one self-contained HTML page",
+        description="Read a saved aggregation (plausible aggregate --save RUN.nc) and write its "
+        "report: convergence, certainty, annotators, the next items to label, the posterior "
+        "predictive checks and every item, in one HTML file that needs no server or network.",
+        epilog=REPORT_OUTPUT, formatter_class=argparse.RawDescriptionHelpFormatter)
+    rep.add_argument("run", help="a saved aggregation (.nc or .zarr)")
+    rep.add_argument("-o", "--output", required=True, help="the report, an .html file")
+    rep.add_argument("--budget", type=_positive_int, default=20,
+                     help="how many next annotations to propose (20)")
+    rep.add_argument("--certainty", type=_probability, default=0.95,
+                     help="an item is settled at this top-1 certainty (0.95)")
+    rep.add_argument("--draws", type=_positive_int, default=200,
+                     help="replicated data sets of the predictive checks (200)")
+    rep.add_argument("--seed", type=int, default=0, help="random seed of the checks (0)")
+    rep.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    rep.set_defaults(handler=report)
 
     ls = commands.add_parser("models", help="list the aggregation models")
     ls.set_defaults(handler=list_models)

@@ -1,0 +1,325 @@
+"""The report's sections, each read from a fitted :class:`plausible.Aggregation`.
+
+* :func:`summary`: the run (model, data, draws) and its convergence, worst quantities named;
+* :func:`certainty`: how certain the items' top class is;
+* :func:`annotators`: each annotator's quality with intervals (label models), and the
+  model's own annotator parameters: confusion matrices as heatmaps (Dawid–Skene family),
+  sensitivity and specificity (binary models), spammer flags (MACE);
+* :func:`next_labels`: the items that need another label (:mod:`plausible.active`);
+* :func:`predictive`: the posterior predictive checks as figures, with what they miss;
+* :func:`item_table`: one row per item, sortable and searchable.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from plausible import models, plots
+from plausible.diagnostics import annotator_quality
+from plausible.diagnostics.convergence import CONVERGED, EXACT, NOT_CONVERGED
+from plausible.report.page import Section, figure, paragraph, table, text
+
+QUANTILES = (0.05, 0.95)
+"""The intervals of the annotators' parameters (90 %, equal-tailed over the draws)."""
+MAX_HEATMAPS = 12
+"""Confusion matrices drawn: the annotators with the most labels (every one is in the
+table)."""
+MAX_HEATMAP_CLASSES = 12
+"""Above this many classes a confusion matrix is not drawn (unreadable), only tabulated as
+accuracy per annotator."""
+MAX_PLOTTED_ENTRIES = 40
+"""Entries of a predictive statistic drawn (the most extreme first)."""
+SPAM_SHARE = 0.9
+"""MACE flags an annotator as a likely spammer when at least this share of the draws puts
+their competence (probability of answering truthfully) below 1/2."""
+PLAUSIBILITY_COLUMNS = 12
+"""Up to this many classes the item table has a plausibility column per class; above, the
+three most plausible classes with their plausibilities."""
+
+
+def _count(data) -> tuple[int, str]:
+    """How many annotations ``data`` holds, and what they are called."""
+    if hasattr(data, "n_annotations"):
+        return data.n_annotations, "labels"
+    if hasattr(data, "n_ratings"):
+        return data.n_ratings, "ratings"
+    if hasattr(data, "n_readers"):
+        return int(data.n_readers.sum()), "rankings"
+    return int(np.asarray(data.counts).sum()), "votes"
+
+
+def summary(result, check) -> Section:
+    """The run and its convergence: model, plausibility meaning, sizes, draws, and the
+    convergence report's verdict with every variable's worst R-hat and ESS (worst first)."""
+    section = Section("summary", "Run and convergence")
+    posterior = result.trace["posterior"]
+    facts = {"model": f"{result.model}: {models.entry(result.model).summary}",
+             "plausibility": result.meaning,
+             "annotations": result.format,
+             "items": result.plausibility.sizes["item"],
+             "classes": result.plausibility.sizes["class"]}
+    if result.data is not None:
+        count, noun = _count(result.data)
+        facts[noun] = count
+        if getattr(result.data, "annotators", None) is not None and result.format != "votes":
+            facts["annotators"] = result.data.n_annotators
+    facts["chains x draws"] = f"{posterior.sizes['chain']} x {posterior.sizes['draw']}"
+    seconds = posterior.attrs.get("sampling_seconds")
+    if seconds is not None:
+        facts["sampling time"] = f"{float(seconds):.1f} s"
+    section.add(table(pd.DataFrame({"": pd.Series(facts)}).rename_axis("run"), id="run-facts"))
+
+    report = check.convergence
+    kind = {CONVERGED: "ok", EXACT: "ok", NOT_CONVERGED: "bad"}.get(report.status, "unknown")
+    section.add(f'<p class="verdict {kind}" id="convergence-verdict">{text(report.status)}</p>')
+    section.add("<pre>" + text(report.text) + "</pre>")
+    variables = report.table.sort_values("max_rhat", ascending=False, na_position="last")
+    ess = ["min_ess_bulk", "min_ess_tail"]
+    variables[ess] = variables[ess].round().astype("Int64")
+    section.add(table(variables.rename_axis("variable"), id="convergence-table",
+                      caption="Per variable: worst split R-hat (and where), smallest bulk and "
+                              "tail ESS (Vehtari et al. 2021).", sortable=True))
+    if report.modes is not None and len(report.modes):
+        section.add(table(report.modes.head(50), id="chain-modes",
+                          caption="Items on whose most plausible class the chains disagree."))
+    return section
+
+
+def certainty(result, items: pd.DataFrame, threshold: float) -> Section:
+    """The items' top-1 certainty: a log-scale histogram of its complement and the least
+    certain items."""
+    section = Section("certainty", "Certainty of the items")
+    values = items["certainty_top1"].to_numpy(dtype=float)
+    below = int((values < threshold).sum())
+    section.add(paragraph(
+        f"Mean top-1 certainty {values.mean():.3f} over {values.size} items; {below} items "
+        f"below {threshold:g}. Certainty is the share of posterior draws in which the item's "
+        "top class is the most plausible one."))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    plots.uncertainty(values, threshold=threshold, ax=axes[0])
+    plots.least_certain(items, threshold=threshold, ax=axes[1])
+    fig.tight_layout()
+    section.add(figure(fig, "Left: 1 - certainty of each item's top class (log scale). "
+                            "Right: the least certain items."))
+    if result.format == "ratings":
+        section.add(_consensus(result))
+    return section
+
+
+def _consensus(result) -> str:
+    """Ratings: every item's consensus score on the rating scale with its 95 % interval."""
+    consensus = result.to_frame().set_index("item").sort_values("consensus_score")
+    fig, ax = plt.subplots(figsize=(11, 3.5))
+    x = np.arange(len(consensus))
+    ax.vlines(x, consensus["consensus_q025"], consensus["consensus_q975"], color="C0", lw=1)
+    ax.plot(x, consensus["consensus_score"], "o", ms=2.5, color="C0")
+    ax.set(xlabel="items, by consensus score", ylabel="rating",
+           title="consensus score (the expected rating of a new rater) with its 95% interval")
+    return figure(fig, "Each item's consensus score on the rating scale, with its 95 % "
+                       "interval; the item table lists them.")
+
+
+def _interval_columns(draws: np.ndarray, name: str) -> dict:
+    """``name``, ``name_q05``, ``name_q95`` of ``draws (sample, annotator)``."""
+    low, high = np.quantile(draws, QUANTILES, axis=0)
+    return {name: draws.mean(axis=0), f"{name}_q05": low, f"{name}_q95": high}
+
+
+def _annotator_draws(posterior) -> dict[str, np.ndarray]:
+    """The posterior's per-annotator scalars (``(chain, draw, annotator)`` variables, e.g.
+    one-coin's accuracy, MACE's competence, GLAD's ability), flattened to ``(sample,
+    annotator)``."""
+    out = {}
+    for name, var in posterior.data_vars.items():
+        if set(var.dims) == {"chain", "draw", "annotator"}:
+            out[name] = var.transpose("chain", "draw", "annotator").values.reshape(
+                -1, var.sizes["annotator"])
+    return out
+
+
+def annotators(result) -> Section:
+    """Each annotator's share of labels right with its interval (every label model), the
+    model's own per-annotator parameters with intervals, and the Dawid–Skene family's
+    confusion matrices as heatmaps."""
+    section = Section("annotators", "Annotators")
+    if result.format != "labels" or result.data is None:
+        section.add(paragraph(
+            f"The {result.model} model has no per-annotator parameters for {result.format}; "
+            "the predictive checks below show how the annotations as a whole are fitted."))
+        return section
+    quality = annotator_quality(result.trace, result.data)
+    posterior = result.trace["posterior"]
+    columns = {}
+    for name, draws in _annotator_draws(posterior).items():
+        columns.update(_interval_columns(draws, name))
+    confusion = posterior.get("confusion")
+    if confusion is not None and "class" in confusion.dims:
+        flat = confusion.transpose("chain", "draw", "annotator", "class", "label_class").values
+        flat = flat.reshape(-1, *flat.shape[2:])
+        if flat.shape[-1] == 2 and flat.shape[-2] == 2:  # binary: the positive is class 1
+            columns.update(_interval_columns(flat[:, :, 1, 1], "sensitivity"))
+            columns.update(_interval_columns(flat[:, :, 0, 0], "specificity"))
+    extra = pd.DataFrame(columns, index=quality.index)
+    if "competence" in extra:
+        competence = _annotator_draws(posterior)["competence"]
+        extra["likely_spammer"] = (competence < 0.5).mean(axis=0) >= SPAM_SHARE
+    frame = quality.join(extra).sort_values("share_correct")
+    section.add(paragraph(
+        "share_correct: the posterior mean share of the annotator's labels that are the "
+        "item's class, with its 90 % interval (q05, q95); an annotator with few labels gets "
+        "a wide interval."))
+    if "likely_spammer" in frame:
+        flagged = frame.index[frame["likely_spammer"]]
+        section.add(paragraph(
+            f"MACE flags {len(flagged)} of {len(frame)} annotators as likely spammers (at "
+            f"least {SPAM_SHARE:.0%} of the draws put their competence below 1/2)"
+            + (f": {', '.join(map(str, flagged[:20]))}" if len(flagged) else "") + "."))
+    fig, ax = plt.subplots(figsize=(6, 4))
+    plots.annotator_shares(quality, ax=ax)
+    section.add(figure(fig, "Share of each annotator's labels right against labels given "
+                            "(90 % intervals); the worst are named."))
+    if "sensitivity" in frame:
+        busiest = frame.sort_values("labels", ascending=False).head(30)
+        ax = plots.annotator_intervals(busiest, ["sensitivity", "specificity"])
+        section.add(figure(ax.figure, f"Sensitivity and specificity of the {len(busiest)} "
+                                      "annotators with the most labels (90 % intervals)."))
+    if confusion is not None and result.data.n_classes <= MAX_HEATMAP_CLASSES:
+        section.add(_heatmaps(posterior, quality))
+    section.add(table(frame, id="annotator-table", sortable=True, searchable=True,
+                      caption="Every annotator, least often right first."))
+    return section
+
+
+def _heatmaps(posterior, quality: pd.DataFrame) -> str:
+    """Posterior mean confusion matrices of the busiest annotators (and the population's,
+    for hierarchical Dawid–Skene)."""
+    busiest = quality.sort_values("labels", ascending=False).index[:MAX_HEATMAPS]
+    mean = posterior["confusion"].mean(("chain", "draw"))
+    if "subclass" in mean.dims:  # easy-hard: the hard rows, by true class
+        return paragraph("The easy-hard model's confusion rows are per subclass; see the "
+                         "trace's confusion variable.")
+    mean = mean.sel(annotator=list(busiest))
+    if "population_confusion" in posterior:
+        population = posterior["population_confusion"].mean(("chain", "draw"))
+        mean = population.expand_dims(annotator=["population"]).combine_first(mean) \
+            .sel(annotator=["population", *busiest])
+    axes = plots.confusion_matrices(mean)
+    return figure(axes.ravel()[0].figure,
+                  f"Posterior mean confusion matrices of the {len(busiest)} annotators with "
+                  "the most labels (rows: true class; columns: label given).")
+
+
+def next_labels(result, budget: int, threshold: float) -> Section:
+    """The next ``budget`` annotations by expected information gain
+    (:meth:`plausible.Aggregation.next_items`)."""
+    section = Section("next", "Items that need another label")
+    try:
+        batch = result.next_items(budget, threshold=threshold, seed=0)
+    except (ValueError, NotImplementedError) as error:
+        section.add(paragraph(f"Not available for this run: {error}"))
+        return section
+    if batch.empty:
+        section.add(paragraph(f"None: every item's top-1 certainty reaches {threshold:g}, or no "
+                              "new label is expected to change it. Stop labelling."))
+        return section
+    section.add(paragraph(
+        f"The next {len(batch)} annotations, best first, by the expected information gain "
+        f"(bits) of one more label on the item's class; items whose top-1 certainty reaches "
+        f"{threshold:g} are settled and left out."))
+    section.add(table(batch, id="next-table", index=False, sortable=True))
+    return section
+
+
+def predictive(result, check) -> Section:
+    """The posterior predictive checks as figures, and in words what they miss."""
+    section = Section("checks", "Posterior predictive checks")
+    found = check.predictive
+    if found is None:
+        section.add(paragraph(f"No posterior predictive check: {check.predictive_note}."))
+        return section
+    section.add(paragraph(
+        "Each statistic is computed on the observed annotations and on annotations "
+        "replicated from the posterior; an observed value far in the replicates' tails "
+        "(mid p-value near 0 or 1) is something the model does not reproduce."))
+    if hasattr(found, "names"):
+        for name in found.names:
+            section.add(_annotation_statistic(found, name))
+    else:
+        section.add(_statistics(found))
+    return section
+
+
+def _statistics(found) -> str:
+    """One figure of every statistic's replicates, and the extreme ones in words."""
+    p = found.p_values
+    extreme = p[(p < 0.05) | (p > 0.95)]
+    if extreme.empty:
+        words = paragraph(f"None of the {len(p)} statistics is extreme (every mid p-value "
+                          "between 0.05 and 0.95): the check finds no misfit in these "
+                          "statistics; it cannot vouch for others.")
+    else:
+        missed = [f"{name} (observed {found.observed_statistics[name]:.3g}, p = {value:.3f}: "
+                  f"{'above' if value < 0.5 else 'below'} what the model replicates)"
+                  for name, value in extreme.items()]
+        words = paragraph(f"The model misses {len(extreme)} of {len(p)} statistics: "
+                          + "; ".join(missed) + ".")
+    axes = plots.statistics_check(found)
+    return words + figure(axes[0].figure, "Replicated statistics (histograms) and the "
+                                          "observed value (red line).")
+
+
+def _annotation_statistic(found, name: str) -> str:
+    """Statistic ``name`` of a label check: how many entries fall outside their predictive
+    interval (against the share expected by chance), the worst named, and a figure of the
+    most extreme entries."""
+    summary = found.summary(name)
+    observed = summary[summary["observed"].notna()]
+    outside = observed[~observed["inside"]]
+    expected = (1 - found.interval) * len(observed)
+    words = (f"{name}: {len(outside)} of {len(observed)} observed values outside their "
+             f"{100 * found.interval:g} % predictive interval (about {expected:.1f} expected "
+             "by chance)")
+    if len(outside):
+        worst = outside.assign(distance=(outside["p_value"] - 0.5).abs()) \
+            .sort_values("distance", ascending=False).head(5)
+        words += "; the most extreme: " + ", ".join(
+            f"{entry} (observed {row['observed']:.3g}, replicated median {row['median']:.3g})"
+            for entry, row in worst.iterrows())
+    order = observed.assign(distance=(observed["p_value"] - 0.5).abs()) \
+        .sort_values("distance", ascending=False).index[:MAX_PLOTTED_ENTRIES]
+    shown = [entry for entry in summary.index if entry in set(order)]
+    longest = max((len(str(entry)) for entry in shown), default=1)
+    fig, ax = plt.subplots(figsize=(max(4, 0.28 * len(shown) + 2),
+                                    3 + (0.075 * longest if len(shown) > 12 else 0)))
+    plots.annotation_check(found, name, entries=shown, ax=ax)
+    fig.tight_layout()
+    caption = (f"{name}: observed (red) against the replicates' median and interval (blue)"
+               + (f", the {len(shown)} most extreme of {len(observed)} entries"
+                  if len(shown) < len(observed) else "") + ".")
+    return paragraph(words + ".") + figure(ax.figure, caption)
+
+
+def item_table(result, items: pd.DataFrame) -> Section:
+    """Every item: top class, its probability and certainty, and the plausibilities (one
+    column per class up to :data:`PLAUSIBILITY_COLUMNS` classes, else the top three)."""
+    section = Section("items", "Every item")
+    frame = result.to_frame().set_index("item")
+    mean = result.plausibility
+    if mean.sizes["class"] > PLAUSIBILITY_COLUMNS:
+        frame = frame[[c for c in frame.columns if not c.startswith("plausibility_")]]
+        order = np.argsort(-mean.values, axis=1, kind="stable")[:, :3]
+        classes = mean["class"].values
+        for rank in range(min(3, classes.size)):
+            frame[f"class_{rank + 1}"] = classes[order[:, rank]]
+            frame[f"plausibility_{rank + 1}"] = np.take_along_axis(
+                mean.values, order[:, rank:rank + 1], axis=1)[:, 0]
+    section.add(paragraph(
+        f"{len(frame)} items. Click a column header to sort; type in the box to filter. "
+        f"Plausibility: {result.meaning}."))
+    section.add(table(frame, id="item-table", sortable=True, searchable=True))
+    return section
+
+
+__all__ = ["annotators", "certainty", "item_table", "next_labels", "predictive", "summary"]
