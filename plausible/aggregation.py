@@ -8,6 +8,7 @@
     result.check()                            # convergence + posterior predictive checks
     result.next_items(50)                     # what to annotate next, by information gain
     result.prediction_sets(scores, alpha=0.1) # conformal sets under ambiguous ground truth
+    result.report("report.html")              # one HTML page: convergence, annotators, checks
     result.to_frame(); result.save("run.nc"); pl.load("run.nc")
 
 ``aggregate`` reads the data (:mod:`plausible.data.tables`), picks the model (named, or the
