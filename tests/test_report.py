@@ -99,6 +99,15 @@ def test_a_run_saved_and_reported_from_the_command_line_is_the_report_in_python(
     assert cli.main(["report", str(saved), "-o", str(tmp_path / "r.pdf")]) == 2
 
 
+def test_reporting_a_file_that_is_not_a_saved_run_says_so(tmp_path, capsys):
+    table = tmp_path / "labels.csv"
+    crowd(n_items=5).to_csv(table, index=False)
+    assert cli.main(["report", str(table), "-o", str(tmp_path / "r.html")]) == 2
+    error = capsys.readouterr().err
+    assert "labels.csv is not a saved plausible aggregation" in error and len(
+        error.strip().splitlines()) == 1
+
+
 # ---- in a real browser --------------------------------------------------------------------
 
 
