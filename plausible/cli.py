@@ -102,7 +102,7 @@ network; open it in any browser) with
   Every item             one row per item, sortable and searchable
 """
 
-ERRORS = (ValueError, TypeError, OSError, KeyError)
+ERRORS = (ValueError, TypeError, OSError, KeyError, ImportError)  # ImportError: a missing extra
 
 
 class UsageError(ValueError):

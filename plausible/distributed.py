@@ -213,6 +213,18 @@ class ShardFailure(RuntimeError):
                          f"({lines}); completed shards are kept, re-run to resume")
 
 
+def distributed_package():
+    """The ``distributed`` package, which the ``cluster`` extra installs
+    (``pip install 'plausible[cluster]'``); an ``ImportError`` saying so where it is
+    missing. Everything else (shards in-process, the Zarr store) runs without it."""
+    try:
+        import distributed
+    except ImportError:
+        raise ImportError("running on a Dask cluster needs the distributed package: "
+                          "pip install 'plausible[cluster]'") from None
+    return distributed
+
+
 def connect(scheduler: str | None = None, workers: int = 2, threads_per_worker: int = 1,
             processes: bool = True, memory_limit="4GiB", timeout: float = 10.0):
     """A ``dask.distributed.Client``: to ``scheduler`` (an address such as
@@ -220,8 +232,8 @@ def connect(scheduler: str | None = None, workers: int = 2, threads_per_worker: 
 
     Raises ``ValueError`` naming the address when no scheduler answers within ``timeout``.
     """
-    from distributed import Client, LocalCluster
-
+    distributed = distributed_package()
+    Client, LocalCluster = distributed.Client, distributed.LocalCluster
     if scheduler:
         try:
             return Client(scheduler, timeout=timeout)
@@ -329,7 +341,7 @@ def run_shards(
                 report.failed[index] = report.retried[index][-1]
             done()
     else:
-        from distributed import as_completed
+        as_completed = distributed_package().as_completed
 
         attempts = {}
         futures = {}

@@ -76,3 +76,28 @@ def run(command, cwd=None) -> str:
                           env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
+
+
+def test_the_core_runs_without_the_cluster_extra(tmp_path):
+    """Without ``distributed`` (the ``cluster`` extra) everything in one process works, and
+    asking for workers says which extra to install, in one line."""
+    script = """
+import sys
+sys.modules["distributed"] = None  # as if not installed: importing it raises ImportError
+import pandas as pd
+import plausible as pl
+from plausible import cli
+frame = pd.DataFrame({"task": [1, 1, 2, 2, 3], "worker": list("ababa"), "label": list("xxyxy")})
+pl.aggregate(frame, "dawid-skene", draws=50, chains=2, seed=0).report("report.html")
+frame.to_csv("labels.csv", index=False)
+sys.exit(cli.main(["aggregate", "labels.csv", "--model", "dirichlet", "--workers", "2",
+                   "--draws", "50", "--no-progress"]))
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True,
+                          text=True)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert (tmp_path / "report.html").exists()
+    assert done.stderr.strip() == ("plausible: error: running on a Dask cluster needs the "
+                                   "distributed package: pip install 'plausible[cluster]'")
+    core = tomllib.loads(PYPROJECT.read_text())["project"]["dependencies"]
+    assert not any("distributed" in requirement for requirement in core)
