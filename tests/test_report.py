@@ -108,6 +108,13 @@ def test_reporting_a_file_that_is_not_a_saved_run_says_so(tmp_path, capsys):
         error.strip().splitlines()) == 1
 
 
+def test_report_help_describes_the_page(capsys):
+    assert cli.main(["report", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "Every item" in text and "self-contained" in text
+    assert "plausibility_<class>" not in text  # aggregate's columns are aggregate's
+
+
 # ---- in a real browser --------------------------------------------------------------------
 
 
@@ -233,3 +240,4 @@ def test_report_of_a_ratings_run_in_the_browser(browser, data_home, tmp_path):
     result = pl.aggregate(anger, "censored-normal-inverse-gamma", threshold=50, seed=0,
                           scale=(0, 100), resolution=1)
     check_in_browser(browser, result, tmp_path / "anger.html", "anger-ratings")
+
