@@ -370,13 +370,13 @@ class Aggregation:
                               title=f"{self.model}: {len(items)} items")
 
     def report(self, path, *, budget: int = 20, threshold: float = 0.95, draws: int = 200,
-               seed: int | None = 0) -> Path:
+               seed: int | None = 0, progress=None) -> Path:
         """Write the run's report to ``path``: one self-contained HTML page (no server, no
         network) with the convergence, certainty, annotators, the next items to label, the
         predictive checks and every item (:func:`plausible.report.report_html`, which says
         what the arguments do); written atomically."""
         page = report.report_html(self, budget=budget, threshold=threshold, draws=draws,
-                                  seed=seed)
+                                  seed=seed, progress=progress)
         path = Path(path)
         write_atomic(path, lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
         return path

@@ -26,6 +26,7 @@ and an existing one is replaced only with ``--force``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import logging
 import os
@@ -299,7 +300,8 @@ def _write_results(args, result, output, saved):
     if output is not None:
         write_table(frame, output)
     if args.report is not None:
-        result.report(args.report, seed=args.seed)
+        with report_progress(args.no_progress) as progress:
+            result.report(args.report, seed=args.seed, progress=progress)
     return frame, checked
 
 
@@ -575,10 +577,36 @@ def report(args) -> int:
         raise FileNotFoundError(f"{run}: no such file (save an aggregation with "
                                 "plausible aggregate --save RUN.nc)")
     result = aggregation.load(run)
-    result.report(output, budget=args.budget, threshold=args.certainty, draws=args.draws,
-                  seed=args.seed)
+    with report_progress(args.no_progress) as progress:
+        result.report(output, budget=args.budget, threshold=args.certainty, draws=args.draws,
+                      seed=args.seed, progress=progress)
     print(f"report of {run} ({result.model} model) written to {output}")
     return 0
+
+
+@contextlib.contextmanager
+def report_progress(hidden: bool):
+    """A callback that moves a progress bar through the report's stages, on a terminal
+    (stderr) unless ``hidden``; None (nothing shown) in a pipe."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from plausible.report import STAGES
+
+    console = Console(stderr=True)
+    if hidden or not console.is_terminal:
+        yield None
+        return
+    with Progress(TextColumn("report: {task.description}"), BarColumn(), MofNCompleteColumn(),
+                  console=console, transient=True) as bar:
+        task = bar.add_task("", total=len(STAGES))
+        started = []
+
+        def stage(name: str) -> None:
+            bar.update(task, description=name, completed=len(started))
+            started.append(name)
+
+        yield stage
 
 
 def _predictions(frame, args, result):
@@ -784,6 +812,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="replicated data sets of the predictive checks (200)")
     rep.add_argument("--seed", type=int, default=0, help="random seed of the checks (0)")
     rep.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    rep.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     rep.set_defaults(handler=report)
 
     ls = commands.add_parser("models", help="list the aggregation models")

@@ -20,7 +20,7 @@ import pytest
 
 import plausible as pl
 from plausible import cli
-from plausible.report import SECTIONS, report_html
+from plausible.report import SECTIONS, STAGES, report_html
 from plausible.report.page import CSP
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
@@ -67,6 +67,12 @@ def test_the_page_holds_every_section_every_item_and_fetches_nothing(dawid_skene
     assert len(html_table(page, "item-table")) == 60
     assert CSP in page
     assert not re.search(r'(src|href)="(?!data:|#)', page)  # images inline, links in-page
+
+
+def test_progress_is_told_each_stage_in_order(dawid_skene):
+    stages = []
+    report_html(dawid_skene, draws=20, progress=stages.append)
+    assert stages == list(STAGES)
 
 
 def test_binary_models_show_sensitivity_and_specificity_and_mace_flags_spammers():
