@@ -183,6 +183,7 @@ def annotator_shares(annotators, *, label: int = 3, ax=None):
                     xytext=(3, -3), textcoords="offset points")
     ax.set(xscale="log", ylim=(0, 1.02), xlabel="labels given (log scale)",
            ylabel="share of labels right (90% interval)", title="annotators")
+    ax.xaxis.set_major_locator(ticker.LogLocator(subs=(1, 2, 5)))  # ticks within a decade
     ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     ax.xaxis.set_minor_formatter(ticker.NullFormatter())
     return ax
