@@ -21,7 +21,7 @@ import pandas as pd
 import pymc as pm
 
 from plausible.models import (annotator_beta, dawid_skene, dirichlet, easy_hard, glad,
-                              plackett_luce, prirn, ratings, ratings_censored,
+                              ordered_probit, plackett_luce, prirn, ratings, ratings_censored,
                               su_difficulty)
 
 FORMATS = ("votes", "rankings", "labels", "ratings")
@@ -127,6 +127,11 @@ ENTRIES = (
     ModelEntry("easy-hard", easy_hard.build, "labels", "tempering", False,
                "latent classes with an easy and a hard subclass each: errors correlated "
                "through the item, exact Gibbs", replicate=easy_hard.replicate_labels),
+    ModelEntry("ordered-probit", ordered_probit.build, "labels", "repetitions", False,
+               "ordinal grades: each annotator's bias and noise around the item's true grade "
+               "(ordered probit), exact Gibbs with Albert-Chib augmentation (real reliability: "
+               "gibbs=False)", replicate=ordered_probit.replicate_labels,
+               label_probabilities=ordered_probit.label_probabilities),
     ModelEntry("glad", glad.build, "labels", "tempering", False,
                "GLAD: annotator ability x item difficulty, Gibbs classes + slice parameters",
                replicate=glad.replicate_labels,

@@ -34,7 +34,7 @@ def test_available_lists_every_aggregation_model():
     table = models.available()
     assert set(table.index) == {"dirichlet", "hierarchical-dirichlet", "prirn", "plackett-luce", "annotator-beta",
                                 "dawid-skene", "hierarchical-dawid-skene", "one-coin",
-                                "mace", "easy-hard", "glad", "su-difficulty",
+                                "mace", "easy-hard", "ordered-probit", "glad", "su-difficulty",
                                 "normal-inverse-gamma", "censored-normal-inverse-gamma"}
     assert set(table["data"]) == set(models.FORMATS)
     assert set(table["reliability"]) == {"tempering", "repetitions"}

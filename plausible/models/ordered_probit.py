@@ -1,0 +1,193 @@
+"""Ordered-probit annotator model for ordinal grades (severity 1–4, relevance 0–4, Likert
+scales): a grade-3 vs grade-4 disagreement costs less than a grade-1 vs grade-4 one.
+
+Unordered models (Dawid & Skene 1979 and its relatives) treat grades as classes: each
+annotator's confusion row spreads its errors over the other grades with no notion of
+distance, and needs ``K - 1`` free probabilities per grade to learn that errors fall on
+neighbours. Here an annotator's errors come from one continuous perception (Albert & Chib
+1993's latent-variable view of ordered probit; Johnson & Albert 1999, *Ordinal Data
+Modeling*, ch. 5, for raters)::
+
+    pi   ~ Dirichlet(1, ..., 1)                 grade prevalence
+    b_j  ~ Normal(0, bias_scale^2)              annotator j's bias, in grades
+    s_j^2 ~ InvGamma(noise_shape, noise_rate)   annotator j's noise variance
+    z_i  ~ Categorical(pi)                      item i's true grade
+    y_k  ~ Normal(z_{i_k} + b_{j_k}, s_{j_k}^2) the annotator's perception
+    x_k  = c  where  c - 1/2 < y_k <= c + 1/2   (the end grades take the tails)
+
+so ``P(x = c | z, b, s) = Phi((c + 1/2 - z - b) / s) - Phi((c - 1/2 - z - b) / s)``: an
+annotator with small noise is right or one grade off, one with a bias of ``+0.6`` grades
+tends one grade high, and two parameters per annotator describe a ``K x K`` confusion
+matrix. The grades are the classes in their order (numbers sort as numbers; name the
+order with ``Labels.from_frame(..., classes=[...])``).
+
+**Priors and why.** ``bias_scale = 0.5``: an annotator is rarely a whole grade off on
+average; ``(noise_shape, noise_rate) = (3, 0.5)``: noise variance with mean 0.25 (sd about
+0.5 grades, so about a third of labels are one grade off) and little mass above sd 1, which
+keeps annotators with a handful of labels from being read as pure noise. A prior on the
+noise is what identifies an annotator with few labels; the data identify the grade
+prevalence, the items' grades and the bias and noise of annotators with tens of labels or
+more.
+
+**Plausibility**: the posterior of the item's one true grade, ``P(z_i = c | data)``, as in
+the other latent-class label models.
+
+**Inference**: exact Gibbs with the perceptions augmented
+(:mod:`plausible.inference.ordered_probit_sampler`); ``gibbs=False`` leaves the PyMC model,
+grades summed out, to NUTS (the independent check, and a real reliability). The per-item
+log-likelihood is ``logsumexp_c(log pi_c + gamma L_ic)`` (:func:`log_likelihood`),
+:func:`replicate_labels` replicates labels in the observed design, and
+:func:`label_probabilities` gives :mod:`plausible.active` a new label's probabilities.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+import xarray as xr
+from pymc.distributions.dist_math import normal_lcdf
+from scipy.special import logsumexp
+
+from plausible.data.labels import Labels
+from plausible.data.tables import reads
+from plausible.data.validation import positive, positive_integer
+from plausible.diagnostics.annotation_predictive import thinned_draws
+from plausible.inference.declarations import declare_log_likelihood
+from plausible.inference.easy_hard_sampler import incidence_matrix
+from plausible.inference.kernel_step import declare_kernel
+from plausible.inference.ordered_probit_sampler import (OrderedProbitKernel,
+                                                        grade_log_likelihoods, thresholds)
+from plausible.maths.categorical import categorical_draws
+from plausible.maths.normal_intervals import log_interval_probability
+from plausible.metrics.chunks import iter_sample_blocks
+from plausible.models.latent_class import check_labels, coords
+
+WHOLE_RELIABILITY = ("the ordered-probit Gibbs sampler repeats every label; pass gibbs=False "
+                     "to temper with NUTS")
+FAR = 1e3
+"""The outer thresholds in the PyMC graph (grades from the end ones are never this far): finite,
+so that NUTS's gradients stay finite."""
+
+
+def _log_interval(lower, upper, loc, scale):
+    """Pytensor ``log P(lower < Y <= upper)``, ``Y ~ N(loc, scale^2)``, both ends moved into the
+    lower tail first (as :func:`plausible.maths.normal_intervals.log_interval_probability`)."""
+    a, b = (lower - loc) / scale, (upper - loc) / scale
+    flip = a > 0
+    a, b = pt.switch(flip, -b, a), pt.switch(flip, -a, b)
+    log_b = normal_lcdf(0.0, 1.0, b)
+    return log_b + pt.log1mexp(normal_lcdf(0.0, 1.0, a) - log_b)
+
+
+@reads("labels")
+def build(labels: Labels, *, reliability: float = 1, bias_scale: float = 0.5,
+          noise_prior: tuple = (3.0, 0.5), class_concentration: float = 1.0,
+          gibbs: bool = True) -> pm.Model:
+    """PyMC model of the ordered-probit annotator model (module) for ``labels``, whose
+    classes are the grades in order.
+
+    Free variables ``class_prior (class)``, ``bias (annotator)`` and ``noise_variance
+    (annotator)``; ``noise (annotator)`` (its square root) and ``plausibility (item,
+    class)``. ``reliability``: a whole number with ``gibbs=True`` (each label repeated), any
+    real > 0 otherwise; ``noise_prior``: ``(shape, rate)`` of the noise variance's inverse
+    gamma prior; ``gibbs``: :func:`plausible.sample` runs the exact Gibbs sampler, False
+    leaves the grades-summed-out model to NUTS.
+    """
+    check_labels(labels)
+    gamma = (positive_integer("reliability", reliability, WHOLE_RELIABILITY) if gibbs
+             else positive("reliability", reliability))
+    scale = positive("bias_scale", bias_scale)
+    shape, rate = (positive("noise_prior", v) for v in noise_prior)
+    alpha = positive("class_concentration", class_concentration)
+    K = labels.n_classes
+    lower, upper = (np.clip(end, -FAR, FAR)[labels.label] for end in thresholds(K))
+    item, annotator = pt.constant(labels.item), pt.constant(labels.annotator)
+    with pm.Model(coords=coords(labels)) as model:
+        pm.Data("reliability", gamma)
+        pi = pm.Dirichlet("class_prior", a=np.full(K, alpha), dims="class")
+        bias = pm.Normal("bias", 0.0, scale, dims="annotator")
+        variance = pm.InverseGamma("noise_variance", alpha=shape, beta=rate, dims="annotator",
+                                   initval=np.full(labels.n_annotators, rate / (shape + 1)))
+        noise = pm.Deterministic("noise", pt.sqrt(variance), dims="annotator")
+        loc = np.arange(K)[None, :] + bias[annotator][:, None]
+        per_label = _log_interval(lower[:, None], upper[:, None], loc, noise[annotator][:, None])
+        L = pt.inc_subtensor(pt.zeros((labels.n_items, K))[item], per_label)
+        log_joint = pt.log(pi)[None, :] + gamma * L
+        pm.Potential("labels", pt.logsumexp(log_joint, axis=1).sum())
+        pm.Deterministic("plausibility", pt.exp(pt.special.log_softmax(log_joint, axis=1)),
+                         dims=("item", "class"))
+    if gibbs:
+        if alpha != 1.0:
+            raise ValueError("class_concentration other than 1 needs gibbs=False (the Gibbs "
+                             "sampler's grade prevalence prior is Dirichlet(1))")
+        kernel = OrderedProbitKernel(labels, bias_scale=scale, noise_shape=shape,
+                                     noise_rate=rate, gamma=gamma)
+        declare_kernel(model, kernel, coords={"item": labels.items, "class": labels.classes,
+                                              "annotator": labels.annotators},
+                       constant_data={"reliability": gamma})
+    declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
+                           observed=labels.to_dataarray())
+    return model
+
+
+def _read(posterior, name, chain, draw) -> np.ndarray:
+    variable = posterior[name]
+    return np.asarray(variable.transpose("chain", "draw", *variable.dims[2:]).values[chain, draw],
+                      dtype=np.float64)
+
+
+def log_likelihood(trace, labels: Labels) -> xr.DataArray:
+    """Per-item ``logsumexp_c(log pi_c + gamma L_ic)``, ``(chain, draw, item)``, the grade
+    summed out, in blocks of draws."""
+    posterior = trace["posterior"]
+    gamma = float(trace["constant_data"]["reliability"])
+    shape = (posterior.sizes["chain"], posterior.sizes["draw"])
+    incidence = incidence_matrix(labels)
+    out = np.empty((shape[0] * shape[1], labels.n_items))
+    n_draws = shape[0] * shape[1]
+    chain, draw = np.divmod(np.arange(n_draws), shape[1])
+    log_pi = np.log(_read(posterior, "class_prior", chain, draw))
+    bias, noise = (_read(posterior, name, chain, draw) for name in ("bias", "noise"))
+    for s in range(n_draws):  # one draw at a time: the temporaries are (labels, grades)
+        L = incidence @ grade_log_likelihoods(labels, bias[s], noise[s])
+        out[s] = logsumexp(log_pi[s] + gamma * L, axis=1)
+    return xr.DataArray(out.reshape(*shape, labels.n_items), dims=("chain", "draw", "item"),
+                        coords={"chain": posterior["chain"].values,
+                                "draw": posterior["draw"].values, "item": labels.items})
+
+
+def label_probabilities(trace, chain, draw, item, annotator) -> np.ndarray:
+    """``P(x = y | z = c)`` of a new label by annotator ``annotator[p]`` on item ``item[p]``,
+    float64 ``(sample, pair, class, label_class)`` at the draws ``(chain, draw)``."""
+    posterior = trace["posterior"]
+    K = posterior.sizes["class"]
+    bias = _read(posterior, "bias", chain, draw)[:, annotator]
+    noise = _read(posterior, "noise", chain, draw)[:, annotator]
+    lower, upper = thresholds(K)
+    loc = (np.arange(K)[None, None, :, None] + bias[:, :, None, None])
+    return np.exp(log_interval_probability(lower, upper, loc, noise[:, :, None, None]))
+
+
+def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | None = None
+                     ) -> np.ndarray:
+    """Replicated labels in the observed design, int ``(sample, annotation)``: for each of
+    ``draws`` thinned draws, new grades from ``pi``, then each label's perception
+    ``z + b_j + e`` rounded to the nearest grade (the end grades take the tails)."""
+    posterior = trace["posterior"]
+    chain, draw = thinned_draws(posterior, draws)
+    pi = _read(posterior, "class_prior", chain, draw)
+    bias, noise = (_read(posterior, name, chain, draw) for name in ("bias", "noise"))
+    rng = np.random.default_rng(seed)
+    out = np.empty((pi.shape[0], labels.n_annotations), dtype=np.int64)
+    for block, _ in iter_sample_blocks((pi.shape[0],), labels.n_annotations + labels.n_items):
+        n = block.stop - block.start
+        grades = categorical_draws(rng, pi[block, None, :], (n, labels.n_items))
+        j = labels.annotator
+        y = (grades[:, labels.item] + bias[block][:, j]
+             + noise[block][:, j] * rng.standard_normal((n, labels.n_annotations)))
+        out[block] = np.clip(np.floor(y + 0.5), 0, labels.n_classes - 1)
+    return out
+
+
+__all__ = ["build", "label_probabilities", "log_likelihood", "replicate_labels"]
