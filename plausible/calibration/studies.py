@@ -60,7 +60,7 @@ def debiasing_study(
 
 def summarize_study(study: pd.DataFrame) -> pd.DataFrame:
     """Per (``n_labels``, ``n_items``) and estimate: ``mean``, standard error ``se``
-    (std ddof 1 over repetitions / sqrt(reps)) and ``z = mean / se`` (|z| <= 2: centred
+    (std ddof 1 over repetitions / sqrt(reps)) and ``z = mean / se`` (``|z| <= 2``: centred
     on the true value 0 within two standard errors)."""
     long = study.melt(["n_labels", "n_items", "repetition"], list(ESTIMATES), "estimate", "value")
     grouped = long.groupby(["n_labels", "n_items", "estimate"], sort=True)["value"]

@@ -39,10 +39,12 @@ class Rankings(Annotations):
 
     Entries (one per ranked (item, reader, class)), int64 ``(entry,)``, sorted by
     (item, reader, block, label):
-        ``item``    item index ``0..n_items-1``
-        ``reader``  reader index within the item, ``0..n_readers[item]-1``
-        ``label``   class index ``0..K-1``
-        ``block``   0-based block within that reader's ranking (0 = top; equal = tied)
+
+    * ``item``: item index ``0..n_items-1``
+    * ``reader``: reader index within the item, ``0..n_readers[item]-1``
+    * ``label``: class index ``0..K-1``
+    * ``block``: 0-based block within that reader's ranking (0 = top; equal = tied)
+
     ``n_readers`` int64 ``(item,)`` (each >= 1), ``items`` ``(item,)`` ids, ``classes``
     ``(class,)`` names, ``readers`` object ``(entry,)`` annotator ids or ``None``.
 

@@ -164,6 +164,8 @@ def ess_tail(
     Hyndman & Fan type 7) method, at ``sorted((prob, 1 - prob))``.  Same estimator as
     ``arviz.ess(method="tail", prob=prob)``.
 
+    ``draws``, ``chunk_size``, ``workers`` and the result as in :func:`ess_bulk`.
+
     Parameters
     ----------
     draws : array_like, shape ``(chain, draw, *element_shape)``
@@ -171,8 +173,6 @@ def ess_tail(
         Defaults to ArviZ's ``rcParams["stats.ci_prob"]`` (0.89 unless changed, i.e. the
         0.11 and 0.89 quantiles), which is what ``arviz.ess(method="tail")`` uses;
         ``prob=0.95`` gives the 5% / 95% quantiles of Vehtari et al. (2021).
-
-    ``draws``, ``chunk_size``, ``workers`` and the result as in :func:`ess_bulk`.
     """
     return _diagnose(draws, ("ess_tail",), prob, chunk_size, workers)["ess_tail"]
 

@@ -99,7 +99,7 @@ def _set_hits(draws: Draws, member: np.ndarray, sizes: np.ndarray):
 
 
 def ua_set_accuracy(plausibility, prediction_sets) -> xr.DataArray:
-    """UA set accuracy: does the prediction set equal the draw's top-|C| set?
+    """UA set accuracy: does the prediction set equal the draw's ``top-|C|`` set?
 
     ``acc[m, i] = 1[Y_top-|C_i|(lambda^(m)_i) = C_i]`` as unordered sets.
 
@@ -126,7 +126,7 @@ def ua_set_accuracy(plausibility, prediction_sets) -> xr.DataArray:
 
 
 def ua_overlap(plausibility, prediction_sets) -> xr.DataArray:
-    """UA overlap: share of the prediction set among the draw's top-|C| classes.
+    """UA overlap: share of the prediction set among the draw's ``top-|C|`` classes.
 
     ``ov[m, i] = |C_i cap Y_top-|C_i|(lambda^(m)_i)| / |C_i|``.
 

@@ -136,6 +136,8 @@ def build(labels: Labels, *, reliability: float = 1.0, accuracy: str = "hierarch
         the dentistry data, so 10 sweeps amortise PyMC's per-iteration overhead and raise the
         ESS of ``q`` per draw ~5-fold: ~2x effective samples per second over 1 sweep).
 
+    Notes
+    -----
     Dims ``item``, ``annotator``, ``class``. Free variables (hierarchical): ``prevalence``,
     ``specificity (annotator)``, ``sensitivity (annotator)``, ``specificity_mean``,
     ``sensitivity_mean``, ``specificity_scale_inv_sqrt``, ``sensitivity_scale_inv_sqrt``;

@@ -1,7 +1,7 @@
 """Inverse rank normalisation (IRN): the deterministic aggregation of partial rankings.
 
 A reader with ordered blocks ``b_1 > b_2 > ... > b_L`` (ties inside a block; unnamed
-classes form the implicit last block) scores class ``y``
+classes form the implicit last block) scores class ``y``::
 
     score(y) = sum_{i=1}^{L-1} w_i [y in b_i],      w_i = 1 / i            (reference)
                                                     w_i = 1 / (i |b_i|)    (paper, ``divide_by_block_size``)
