@@ -210,6 +210,9 @@ class Check:
 
     @property
     def text(self) -> str:
+        """The convergence report's text, then the predictive check's: its statistics with
+        their mid p-values, or for many entries each statistic's count outside its 95%
+        predictive interval (or why there is no check)."""
         lines = [self.convergence.text]
         if self.predictive is None:
             lines.append(f"Posterior predictive check: {self.predictive_note}")

@@ -199,6 +199,7 @@ class ShardReport:
 
     @property
     def ok(self) -> bool:
+        """No shard failed."""
         return not self.failed
 
 

@@ -83,6 +83,7 @@ class PointCPE:
 
     @property
     def cpe(self) -> np.ndarray:
+        """The CPE ``q``, ``(item, class)``."""
         return self.q
 
     @property
@@ -91,9 +92,13 @@ class PointCPE:
         return 1.0 - (self.q**2).sum(axis=1)
 
     def kernel_expectation(self, r: int = 2, kernel: Kernel = DISAGREEMENT) -> np.ndarray:
+        """``E`` of an order-``r`` kernel on ``r`` labels drawn from ``q``, ``(item,)``
+        (module)."""
         return _multinomial_expectation(self.q, check_order(r), kernel)
 
     def posterior(self, counts) -> PointCPE:
+        """The predictive after new labels ``counts``: a point mass does not learn, so itself
+        (the counts are validated)."""
         _new_labels(counts, self.q.shape)
         return self
 
@@ -137,6 +142,7 @@ class DirichletCPE:
 
     @property
     def cpe(self) -> np.ndarray:
+        """The CPE ``alpha / alpha0``, ``(item, class)``."""
         return self.alpha / self.alpha0[:, None]
 
     @property
@@ -198,6 +204,7 @@ class EnsembleCPE:
 
     @property
     def cpe(self) -> np.ndarray:
+        """The CPE ``sum_s w_s q^(s)``, ``(item, class)``."""
         return np.einsum("is,isk->ik", self.weights, self.members)
 
     @property
@@ -206,6 +213,8 @@ class EnsembleCPE:
         return 1.0 - np.einsum("is,is->i", self.weights, (self.members**2).sum(axis=2))
 
     def kernel_expectation(self, r: int = 2, kernel: Kernel = DISAGREEMENT) -> np.ndarray:
+        """``E`` of an order-``r`` kernel on ``r`` labels drawn from ``pi``: the members'
+        expectations, weighted, ``(item,)`` (module)."""
         per_member = _multinomial_expectation(self.members, check_order(r), kernel)  # (item, member)
         return np.einsum("is,is->i", self.weights, per_member)
 

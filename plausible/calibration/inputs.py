@@ -40,10 +40,12 @@ class LabelHistogram:
 
     @property
     def n_items(self) -> int:
+        """Number of items."""
         return self.counts.shape[0]
 
     @property
     def n_classes(self) -> int:
+        """Number of classes."""
         return self.counts.shape[1]
 
     @property

@@ -165,6 +165,7 @@ class TemperatureScaling(LogitScaling):
 
     @property
     def temperature_(self) -> float:
+        """The fitted temperature ``T``."""
         return float(np.exp(self._fitted()[0]))
 
 
@@ -198,10 +199,12 @@ class VectorScaling(LogitScaling):
 
     @property
     def w_(self) -> np.ndarray:
+        """The fitted scales ``w``, ``(class,)``."""
         return self._split(self._fitted())[0]
 
     @property
     def b_(self) -> np.ndarray:
+        """The fitted biases ``b``, ``(class,)``."""
         return self._split(self._fitted())[1]
 
 
@@ -240,8 +243,10 @@ class MatrixScaling(LogitScaling):
 
     @property
     def W_(self) -> np.ndarray:
+        """The fitted matrix ``W``, ``(class, class)``."""
         return self._split(self._fitted())[0]
 
     @property
     def b_(self) -> np.ndarray:
+        """The fitted biases ``b``, ``(class,)``."""
         return self._split(self._fitted())[1]

@@ -143,10 +143,12 @@ class Rankings(Annotations):
 
     @property
     def n_entries(self) -> int:
+        """Number of entries, one per ranked (item, reader, class)."""
         return self.item.size
 
     @property
     def max_readers(self) -> int:
+        """Most readers of any item (0 without items)."""
         return int(self.n_readers.max(initial=0))
 
     @property

@@ -84,6 +84,7 @@ class Ratings(Annotations):
 
     @property
     def n_ratings(self) -> int:
+        """Number of ratings."""
         return self.item.size
 
     def per_item(self) -> RatingSummary:

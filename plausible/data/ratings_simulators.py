@@ -73,6 +73,7 @@ class ToxicitySimulation:
 
     @property
     def toxic(self) -> np.ndarray:
+        """Bool ``(item,)``: the observed mean score is below ``threshold``."""
         return self.ratings.per_item().mean < self.threshold
 
 
@@ -123,6 +124,7 @@ class AVASimulation:
 
     @property
     def good(self) -> np.ndarray:
+        """Bool ``(item,)``: the observed mean score is at least ``threshold``."""
         return self.summary().mean >= self.threshold
 
     def to_ratings(self) -> Ratings:

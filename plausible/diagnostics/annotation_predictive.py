@@ -142,6 +142,7 @@ class AnnotationPredictiveCheck:
 
     @property
     def names(self) -> list[str]:
+        """The statistics this check computed, in the module's order."""
         return [n for n in STATISTICS if n in self.observed]
 
 def annotation_predictive_check(labels: Labels, replicated, *, positive: int | None = None,

@@ -88,6 +88,9 @@ class ConvergenceReport:
 
     @property
     def text(self) -> str:
+        """The report in words: the verdict with its thresholds, each failing variable's worst
+        element (:meth:`describe`), what was not assessed and why, and the items whose chains
+        disagree."""
         n = len(self.table)
         thresholds = f"R-hat <= {self.rhat_max}, bulk and tail ESS >= {self.ess_min:g}"
         status = self.status

@@ -223,6 +223,8 @@ class AnnotatorBetaGibbs(BlockedStep):
         return self.hyper.write(means, inv_sqrt)
 
     def step(self, point):
+        """PyMC's step method: the new point from ``point``, its variables drawn by one sweep
+        (see the class)."""
         new_point = dict(point)
         z = self._accuracy_logits(point)
         if self.hyper is None:

@@ -507,6 +507,8 @@ class DifficultySlice(BlockedStep):
         new_point[self.vars[position].name] = value.reshape(self.shapes[position])
 
     def step(self, point):
+        """PyMC's step method: the new point from ``point``, the annotator and item parameters
+        moved by one slice scan (see the class)."""
         annotator_x, item_x = self._read(point, 0), self._read(point, 1)
         z = np.asarray(point[self.z_name], dtype=np.int64)
         moves = tuple(np.zeros_like(w) for w in self.widths)

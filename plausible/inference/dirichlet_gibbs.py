@@ -97,6 +97,8 @@ class DirichletGibbs(BlockedStep):
         self.rng = np.random.default_rng(rng)
 
     def step(self, point):
+        """PyMC's step method: the new point from ``point``, the Dirichlet variable drawn from
+        its conjugate full conditional (see the class)."""
         log_weights = log_gamma_draws(self.rng, self.concentration)
         # PyMC's simplex transform is the log-ratio  log(x[:-1]) - mean(log x); it is
         # invariant to the normalising constant, so it is computed from log G directly.

@@ -87,10 +87,13 @@ class Kernel(Protocol):
     default_tune: int
     default_thin: int
 
-    def start(self, rng: np.random.Generator) -> Any: ...
+    def start(self, rng: np.random.Generator) -> Any:
+        """A chain's first state, dispersed between chains by ``rng`` (module docstring)."""
 
     def sweep(self, rng: np.random.Generator, state: Any,
-              out: Mapping[str, np.ndarray] | None) -> Any: ...
+              out: Mapping[str, np.ndarray] | None) -> Any:
+        """One sweep from ``state``, writing the draw into ``out`` on a kept sweep (module
+        docstring)."""
 
 
 @runtime_checkable
@@ -98,9 +101,11 @@ class PyMCKernel(Kernel, Protocol):
     """A kernel that also runs as a PyMC step: its state can be built from the model's free
     variables and read back as them (module docstring)."""
 
-    def load(self, values: Mapping[str, np.ndarray], rng: np.random.Generator) -> Any: ...
+    def load(self, values: Mapping[str, np.ndarray], rng: np.random.Generator) -> Any:
+        """A state built from the model's free variables ``values`` (module docstring)."""
 
-    def to_point(self, state: Any, draw: Mapping[str, np.ndarray]) -> Mapping[str, np.ndarray]: ...
+    def to_point(self, state: Any, draw: Mapping[str, np.ndarray]) -> Mapping[str, np.ndarray]:
+        """The model's free variables after the sweep that recorded ``draw`` (module docstring)."""
 
 
 def nbytes_per_draw(kernel: Kernel, skip=()) -> int:

@@ -97,6 +97,7 @@ class KernelStep(BlockedStep):
         self._state, self._written = None, None
 
     def setup_chain(self, rng, tune: int, draws: int) -> None:
+        """Start a chain: the kernel's state is built anew at its first step."""
         super().setup_chain(rng, tune, draws)
         self._state, self._written = None, None
 
@@ -106,6 +107,8 @@ class KernelStep(BlockedStep):
             not np.array_equal(point[name], self._written[name]) for name in self._written)
 
     def step(self, point):
+        """PyMC's step method: the new point from ``point``, after one sweep of the kernel (see
+        the class)."""
         kernel = self.kernel
         if self._state is None and self.start == "kernel":
             self._state = kernel.start(self.rng)

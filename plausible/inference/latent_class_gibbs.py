@@ -127,6 +127,8 @@ class ClassGibbs(BlockedStep):
         return log_g[:-1] - log_g.mean()
 
     def step(self, point):
+        """PyMC's step method: the new point from ``point``, the true classes and the class
+        prior drawn from their full conditionals (see the class)."""
         z_name, pi_name = (v.name for v in self.vars)
         classes = draw_classes(self.rng, self.class_probabilities(point))
         new_point = dict(point)

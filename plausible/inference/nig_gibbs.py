@@ -96,6 +96,8 @@ class NIGGibbs(BlockedStep):
         self.rng = np.random.default_rng(rng)
 
     def step(self, point):
+        """PyMC's step method: the new point from ``point``, every item's ``(mu, sigma2)`` drawn
+        from its NIG full conditional (see the class)."""
         kappa_n, mu_n, alpha_n, beta_n = self._posterior(point)
         mu, log_sigma2 = draw_nig_log(self.rng, kappa_n, mu_n, alpha_n, beta_n, self.n_items)
         new_point = dict(point)

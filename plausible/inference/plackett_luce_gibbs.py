@@ -215,6 +215,8 @@ class PlackettLuceGibbs(BlockedStep):
         self._pooled = layout.pooled_mask
 
     def step(self, point):
+        """PyMC's step method: the new point from ``point``, the worths drawn by one exact Gibbs
+        step (see the class)."""
         lay = self.layout
         log_worth = point[self.vars[0].name]
         rows = np.arange(lay.n_items)[:, None]

@@ -76,6 +76,7 @@ class NIGPrior:
 
     @property
     def proper(self) -> bool:
+        """``kappa0``, ``alpha0`` and ``beta0`` all positive (a proper prior)."""
         return self.kappa0 > 0 and self.alpha0 > 0 and self.beta0 > 0
 
     @classmethod
@@ -84,6 +85,7 @@ class NIGPrior:
         return cls(mu0=0.0, kappa0=0.0, alpha0=-0.5, beta0=0.0)
 
     def as_dict(self) -> dict[str, float]:
+        """The four hyper-parameters by name: ``mu0``, ``kappa0``, ``alpha0``, ``beta0``."""
         return {"mu0": self.mu0, "kappa0": self.kappa0, "alpha0": self.alpha0, "beta0": self.beta0}
 
 
@@ -152,6 +154,7 @@ class NIGPosterior:
 
     @property
     def n_items(self) -> int:
+        """Number of items."""
         return self.mu_n.size
 
     @property
