@@ -18,13 +18,18 @@ Each sweep draws, exactly and vectorised over labels and annotators,
    ``gamma``;
 3. ``s_j^2 | y, z, b ~ InvGamma(noise_shape + n_j / 2, noise_rate + sum (y_kr - z_{i_k} -
    b_j)^2 / 2)``;
-3b. :data:`MOVES` rounds of random-walk Metropolis on every ``b_j`` and then every ``log
-   s_j`` given ``z``, with the perceptions integrated out (the labels' interval
-   probabilities): given the perceptions, ``b_j`` and ``s_j`` are pinned within a fraction
-   of their posterior spread, so steps 2-3 alone move them slowly (bulk ESS about 1 in 40
-   sweeps on 40 items); these moves leave the same posterior invariant and cross it in a few
-   sweeps (1 in 20 at two rounds);
+3b. :data:`MOVES` rounds of slice updates (Neal 2003) of every ``b_j`` and then every
+   ``log s_j`` given ``z``, with the perceptions integrated out (the labels' interval
+   probabilities), the annotators in lockstep: given the perceptions, ``b_j`` and ``s_j``
+   are pinned within a fraction of their posterior spread (rounding to grades loses most of
+   what a label says about a small bias), so steps 2-3 alone move them slowly (bulk ESS
+   about 1 in 40 sweeps on 40 items); these updates leave the same posterior invariant and
+   cross it in a few sweeps;
 4. ``pi | z ~ Dirichlet(1 + m)``, ``m_c`` the items of grade ``c``;
+4b. a slice update of one shift of every bias at once, ``b_j + d``, on the posterior with
+   the grades summed out (:meth:`OrderedProbitKernel._shift`): the annotators' biases and
+   the items' grades move together along it, which the steps given the grades cross
+   slowly;
 5. ``z_i | b, s, pi ~ softmax_c(log pi_c + gamma L_ic)``, ``L_ic = sum_{k in i} log P(x_k |
    c, b_{j_k}, s_{j_k})``, the interval probability of the label with ``y`` integrated out.
 
@@ -37,22 +42,25 @@ pi, x)`` (Rao–Blackwellised), at the parameters the sweep records.
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from plausible.data.labels import Labels
-from plausible.inference.easy_hard_sampler import incidence_matrix
 from plausible.inference.kernel import Variable
+from plausible.inference.lockstep_slice import slice_updates
 from plausible.maths.categorical import categorical_draws
-from plausible.maths.logspace import log_dirichlet_draws
+from plausible.maths.logspace import log_dirichlet_draws, logsumexp_last
 from plausible.maths.normal_intervals import log_interval_probability, truncated_normal_draws
 
 DEFAULT_TUNE = 200
 """Warm-up sweeps: from the labels' median grades the chain settles within tens of sweeps."""
 SCATTERED = 0.2
 """Share of items each chain starts at a random grade (dispersion between chains)."""
-MOVES = 2
+MOVES = 1
 """Rounds of step 3b per sweep."""
-STEP = 1.5
-"""Random-walk scale of step 3b, in posterior standard deviations."""
+BIAS_WIDTH = 0.5
+LOG_NOISE_WIDTH = 0.5
+"""Slice widths of step 3b (grades; log grades): about the spread of a bias or log noise
+given tens of labels; stepping out widens them where the data say less."""
 
 
 def thresholds(n_grades: int) -> tuple[np.ndarray, np.ndarray]:
@@ -64,12 +72,31 @@ def thresholds(n_grades: int) -> tuple[np.ndarray, np.ndarray]:
     return lower, upper
 
 
-def grade_log_likelihoods(labels: Labels, bias: np.ndarray, noise: np.ndarray) -> np.ndarray:
-    """``log P(x_k | z = c, b, s)`` of every label at every grade, ``(annotation, grade)``."""
-    lower, upper = thresholds(labels.n_classes)
-    loc = np.arange(labels.n_classes)[None, :] + bias[labels.annotator][:, None]
-    return log_interval_probability(lower[labels.label][:, None], upper[labels.label][:, None],
-                                    loc, noise[labels.annotator][:, None])
+def label_table(bias: np.ndarray, noise: np.ndarray, n_grades: int) -> np.ndarray:
+    """``log P(x = y | z = c, b_j, s_j)``, ``(annotator, grade c, label y)``: a label's
+    probability depends on its annotator, the grade and the label only, so a sweep evaluates
+    ``J K^2`` normal intervals, not one per label and grade."""
+    lower, upper = thresholds(n_grades)
+    loc = np.arange(n_grades)[None, :, None] + bias[:, None, None]
+    return log_interval_probability(lower[None, None, :], upper[None, None, :], loc,
+                                    noise[:, None, None])
+
+
+def label_counts(labels: Labels):
+    """``(item, annotator * K + label)`` sparse counts of each item's labels by annotator and
+    label, so that ``L = counts @ table`` with the table arranged ``(annotator * K + label,
+    grade)`` (:func:`grade_log_likelihoods`)."""
+    K = labels.n_classes
+    return sp.csr_matrix((np.ones(labels.n_annotations),
+                          (labels.item, labels.annotator * K + labels.label)),
+                         shape=(labels.n_items, labels.n_annotators * K))
+
+
+def grade_log_likelihoods(counts, table: np.ndarray) -> np.ndarray:
+    """``L_ic = sum_{k in i} log P(x_k | z_i = c, b_{j_k}, s_{j_k})``, ``(item, grade)``, from
+    :func:`label_counts` and :func:`label_table`."""
+    J, K, _ = table.shape
+    return counts @ table.transpose(0, 2, 1).reshape(J * K, K)
 
 
 def median_grades(labels: Labels) -> np.ndarray:
@@ -94,8 +121,8 @@ class OrderedProbitKernel:
         self.labels = labels
         self.bias_scale, self.noise_shape, self.noise_rate = bias_scale, noise_shape, noise_rate
         self.gamma = int(gamma)
-        self.moves = MOVES
-        self.incidence = incidence_matrix(labels)
+        self.moves, self.shift = MOVES, True  # steps 3b and 4b (off: the conjugate steps alone)
+        self.counts = label_counts(labels)
         self.lower, self.upper = (end[labels.label] for end in thresholds(labels.n_classes))
         self.n_labels = self.gamma * np.bincount(labels.annotator, minlength=labels.n_annotators)
         J, K = labels.n_annotators, labels.n_classes
@@ -106,41 +133,68 @@ class OrderedProbitKernel:
 
     def grade_probabilities(self, log_pi, bias, noise) -> np.ndarray:
         """Step 5's ``P(z_i = c | b, s, pi, x)``, ``(item, grade)``."""
-        L = self.incidence @ grade_log_likelihoods(self.labels, bias, noise)
-        p = log_pi[None, :] + self.gamma * L
+        table = label_table(bias, noise, self.labels.n_classes)
+        p = log_pi[None, :] + self.gamma * grade_log_likelihoods(self.counts, table)
         p = np.exp(p - p.max(axis=1, keepdims=True))
         return p / p.sum(axis=1, keepdims=True)
 
-    def _annotator_log_likelihoods(self, grade, bias, noise) -> np.ndarray:
+    def _annotator_log_likelihoods(self, by_grade, bias, noise) -> np.ndarray:
         """``gamma sum_{k in j} log P(x_k | z_{i_k}, b_j, s_j)`` per annotator, ``(annotator,)``:
-        the labels' likelihood with the perceptions integrated out."""
-        j = self.labels.annotator
-        terms = log_interval_probability(self.lower, self.upper, grade + bias[j], noise[j])
-        return self.gamma * np.bincount(j, terms, minlength=self.labels.n_annotators)
+        the labels' likelihood with the perceptions integrated out, from ``by_grade
+        (annotator, grade, label)``, the annotators' labels counted by their items' grades."""
+        table = label_table(bias, noise, self.labels.n_classes)
+        return self.gamma * np.einsum("jcx,jcx->j", by_grade, table)
 
-    def _marginal_moves(self, rng, grade, bias, variance):
-        """Step 3b: a random-walk Metropolis move of every ``b_j``, then of every ``log s_j``,
-        each on its full conditional with the perceptions integrated out (annotators accept
-        independently; the proposal scales are the posterior's, about ``s_j / sqrt(n_j)`` and
-        ``1 / sqrt(2 n_j)``, fixed given the other parameter, so the moves are symmetric)."""
-        J = self.labels.n_annotators
+    def _marginal_moves(self, rng, z, bias, variance):
+        """Step 3b: a slice update of every ``b_j``, then of every ``log s_j``, each on its
+        full conditional given ``z`` with the perceptions integrated out, the annotators in
+        lockstep (:func:`plausible.inference.lockstep_slice.slice_updates`; fixed widths,
+        unlimited stepping out)."""
         noise = np.sqrt(variance)
-        current = self._annotator_log_likelihoods(grade, bias, noise)
-        proposal = bias + STEP * noise / np.sqrt(self.n_labels + 1.0) * rng.standard_normal(J)
-        proposed = self._annotator_log_likelihoods(grade, proposal, noise)
-        log_ratio = proposed - current - 0.5 * (proposal ** 2 - bias ** 2) / self.bias_scale ** 2
-        accept = np.log(rng.random(J)) < log_ratio
-        bias = np.where(accept, proposal, bias)
-        current = np.where(accept, proposed, current)
-        # log s: InvGamma(a, r) on s^2, times the Jacobian 2 s^2 of s^2 -> log s
-        step = STEP / np.sqrt(2.0 * (self.n_labels + 1.0)) * rng.standard_normal(J)
-        proposal = noise * np.exp(step)
-        proposed = self._annotator_log_likelihoods(grade, bias, proposal)
+        labels, K = self.labels, self.labels.n_classes
+        by_grade = np.bincount((labels.annotator * K + z[labels.item]) * K + labels.label,
+                               minlength=labels.n_annotators * K * K).reshape(-1, K, K)
+
+        def bias_density(points, active):
+            return np.stack([self._annotator_log_likelihoods(by_grade, b, noise)
+                             - 0.5 * b ** 2 / self.bias_scale ** 2 for b in points])
+
+        width = np.full(bias.size, BIAS_WIDTH)
+        bias, _ = slice_updates(rng, bias, bias_density(bias[None], None)[0], width,
+                                bias_density)
         a, r = self.noise_shape, self.noise_rate
-        log_prior = lambda s: -2.0 * a * np.log(s) - r / s ** 2  # noqa: E731 (incl. Jacobian)
-        log_ratio = proposed - current + log_prior(proposal) - log_prior(noise)
-        accept = np.log(rng.random(J)) < log_ratio
-        return bias, np.where(accept, proposal, noise) ** 2
+
+        def log_noise_density(points, active):  # InvGamma(a, r) on s^2 in log s: -2a log s - r/s^2
+            return np.stack([self._annotator_log_likelihoods(by_grade, bias, np.exp(t))
+                             - 2.0 * a * t - r * np.exp(-2.0 * t) for t in points])
+
+        log_noise = np.log(noise)
+        width = np.full(bias.size, LOG_NOISE_WIDTH)
+        log_noise, _ = slice_updates(rng, log_noise, log_noise_density(log_noise[None], None)[0],
+                                     width, log_noise_density)
+        return bias, np.exp(2.0 * log_noise)
+
+    def _shift(self, rng, log_pi, bias, noise):
+        """Step 4b: a slice update of a shift ``d`` of every bias at once, ``b_j + d``, on the
+        posterior with the grades summed out, ``sum_i log sum_c pi_c exp(gamma L_ic) + sum_j
+        log N(b_j + d | 0, bias_scale^2)`` (the grades are drawn afresh in step 5): the
+        direction in which the annotators' biases and the items' grades move together, which
+        steps 1-3b, each given the grades, cross slowly."""
+
+        def density(points, active):
+            out = np.empty(points.shape)
+            for row, d in enumerate(points[:, 0]):
+                shifted = bias + d
+                L = grade_log_likelihoods(self.counts, label_table(shifted, noise,
+                                                                   self.labels.n_classes))
+                out[row, 0] = (logsumexp_last(log_pi[None, :] + self.gamma * L).sum()
+                               - 0.5 * (shifted ** 2).sum() / self.bias_scale ** 2)
+            return out
+
+        zero = np.zeros(1)
+        shift, _ = slice_updates(rng, zero, density(zero[None], None)[0],
+                                 np.full(1, BIAS_WIDTH), density)
+        return bias + shift[0]
 
     def start(self, rng):
         """The labels' median grades, a fifth of the items at random grades; no bias, noise
@@ -179,9 +233,11 @@ class OrderedProbitKernel:
         rate = self.noise_rate + 0.5 * np.bincount(j, squares, minlength=J)
         variance = rate / rng.gamma(self.noise_shape + 0.5 * self.n_labels)
         for _ in range(self.moves):
-            bias, variance = self._marginal_moves(rng, grade, bias, variance)
+            bias, variance = self._marginal_moves(rng, z, bias, variance)
         log_pi = log_dirichlet_draws(rng, 1.0 + np.bincount(z, minlength=labels.n_classes))
         noise = np.sqrt(variance)
+        if self.shift:
+            bias = self._shift(rng, log_pi, bias, noise)
         p = self.grade_probabilities(log_pi, bias, noise)
         z = categorical_draws(rng, p)
         if out is not None:
@@ -193,4 +249,5 @@ class OrderedProbitKernel:
         return z, bias, variance
 
 
-__all__ = ["OrderedProbitKernel", "grade_log_likelihoods", "median_grades", "thresholds"]
+__all__ = ["OrderedProbitKernel", "grade_log_likelihoods", "label_counts", "label_table",
+           "median_grades", "thresholds"]

@@ -54,12 +54,11 @@ from plausible.data.tables import reads
 from plausible.data.validation import positive, positive_integer
 from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.inference.declarations import declare_log_likelihood
-from plausible.inference.easy_hard_sampler import incidence_matrix
 from plausible.inference.kernel_step import declare_kernel
 from plausible.inference.ordered_probit_sampler import (OrderedProbitKernel,
-                                                        grade_log_likelihoods, thresholds)
+                                                        grade_log_likelihoods, label_counts,
+                                                        label_table, thresholds)
 from plausible.maths.categorical import categorical_draws
-from plausible.maths.normal_intervals import log_interval_probability
 from plausible.metrics.chunks import iter_sample_blocks
 from plausible.models.latent_class import check_labels, coords
 
@@ -143,14 +142,14 @@ def log_likelihood(trace, labels: Labels) -> xr.DataArray:
     posterior = trace["posterior"]
     gamma = float(trace["constant_data"]["reliability"])
     shape = (posterior.sizes["chain"], posterior.sizes["draw"])
-    incidence = incidence_matrix(labels)
+    counts = label_counts(labels)
     out = np.empty((shape[0] * shape[1], labels.n_items))
     n_draws = shape[0] * shape[1]
     chain, draw = np.divmod(np.arange(n_draws), shape[1])
     log_pi = np.log(_read(posterior, "class_prior", chain, draw))
     bias, noise = (_read(posterior, name, chain, draw) for name in ("bias", "noise"))
-    for s in range(n_draws):  # one draw at a time: the temporaries are (labels, grades)
-        L = incidence @ grade_log_likelihoods(labels, bias[s], noise[s])
+    for s in range(n_draws):  # one draw at a time: the temporaries are (items, grades)
+        L = grade_log_likelihoods(counts, label_table(bias[s], noise[s], labels.n_classes))
         out[s] = logsumexp(log_pi[s] + gamma * L, axis=1)
     return xr.DataArray(out.reshape(*shape, labels.n_items), dims=("chain", "draw", "item"),
                         coords={"chain": posterior["chain"].values,
@@ -164,9 +163,7 @@ def label_probabilities(trace, chain, draw, item, annotator) -> np.ndarray:
     K = posterior.sizes["class"]
     bias = _read(posterior, "bias", chain, draw)[:, annotator]
     noise = _read(posterior, "noise", chain, draw)[:, annotator]
-    lower, upper = thresholds(K)
-    loc = (np.arange(K)[None, None, :, None] + bias[:, :, None, None])
-    return np.exp(log_interval_probability(lower, upper, loc, noise[:, :, None, None]))
+    return np.exp(np.stack([label_table(b, s, K) for b, s in zip(bias, noise)]))
 
 
 def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | None = None

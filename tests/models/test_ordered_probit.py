@@ -63,7 +63,8 @@ def test_bias_and_noise_draw_their_conjugate_conditionals():
     labels, _ = simulated_grades(n_items=30, n_annotators=3, per_item=3)
     kernel = OrderedProbitKernel(labels, bias_scale=0.5, noise_shape=3.0, noise_rate=0.5,
                                  gamma=1)
-    kernel.moves = 0  # the conjugate steps alone (the Metropolis moves: the NUTS check above)
+    kernel.moves, kernel.shift = 0, False  # the conjugate steps alone (the slice updates: the
+    # NUTS check above)
     z = np.array([labels.label[labels.item == i][0] for i in range(labels.n_items)])
     state = (z, np.zeros(3), np.full(3, 0.25))
     rng = np.random.default_rng(0)
