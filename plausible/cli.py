@@ -228,6 +228,44 @@ def load_annotations(args):
         str(args.annotations)
 
 
+def declared_classes(args, annotations):
+    """The annotations with ``--classes`` declared (labels only; the names converted to the
+    labels' numbers where the labels are numbers); with ``--ordinal``, text grades need
+    ``--classes`` for their order."""
+    import numpy as np
+
+    from plausible.data import Labels
+
+    if args.classes is None and not args.ordinal:
+        return annotations
+    if not isinstance(annotations, Labels):
+        raise UsageError(f"--classes and --ordinal apply to labels; the annotations are "
+                         f"{type(annotations).__name__.lower()}")
+    if args.classes is None:
+        if not np.issubdtype(annotations.classes.dtype, np.number):
+            shown = ", ".join(map(str, annotations.classes[:5]))
+            raise UsageError(f"--ordinal: the grades are text ({shown}); give their order with "
+                             "--classes")
+        return annotations
+    names = [name.strip() for name in args.classes.split(",")]
+    if np.issubdtype(annotations.classes.dtype, np.number):
+        try:
+            numbers = [float(name) for name in names]
+        except ValueError:
+            raise UsageError(f"--classes {args.classes}: the labels are numbers, and "
+                             f"{next(n for n in names if not _is_number(n))!r} is not") from None
+        names = [int(n) if n.is_integer() else n for n in numbers]
+    return annotations.with_classes(names)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def aggregate(args) -> int:
     """``plausible aggregate``: see the module docstring."""
     output = check_output(args.output, "-o", args.force)
@@ -246,11 +284,15 @@ def aggregate(args) -> int:
     cluster_chain = bool(args.scheduler or args.workers) and args.model is not None and \
         distributed_gibbs.runs_on_cluster(args.model)
     if cluster_chain:
+        if args.classes is not None or args.ordinal:
+            raise UsageError("--classes and --ordinal are not read by a chain on the cluster "
+                             "(its workers read the labels); leave them out")
         return _cluster_chain(args, console, output, saved)
     annotations, description = load_annotations(args)
+    annotations = declared_classes(args, annotations)
     init = load_init(args)
-    name = args.model or (init.model if init is not None else
-                          aggregation.default_model(annotations))
+    name = args.model or (init.model if init is not None else "ordered-probit" if args.ordinal
+                          else aggregation.default_model(annotations))
     entry = models.entry(name)
     options = model_options(args, name, entry)
     sharded = args.store or args.scheduler or args.workers
@@ -409,11 +451,13 @@ def next_annotations(args) -> int:
         result = aggregation.load(source)
         description = f"{source} ({result.model} model)"
     else:
-        annotations = tables.read_annotations(source, format=args.format, **{
-            role: getattr(args, role) for role in ("item", "annotator", "label", "score", "rank")})
+        annotations = declared_classes(args, tables.read_annotations(
+            source, format=args.format,
+            **{role: getattr(args, role) for role in ("item", "annotator", "label", "score",
+                                                      "rank")}))
         init = load_init(args)
-        name = args.model or (init.model if init is not None else
-                              aggregation.default_model(annotations))
+        name = args.model or (init.model if init is not None else "ordered-probit"
+                              if args.ordinal else aggregation.default_model(annotations))
         options = model_options(args, name, models.entry(name))
         result = aggregation.aggregate(annotations, name, draws=args.draws, chains=args.chains,
                                        seed=args.seed, init=init, **options)
@@ -466,7 +510,8 @@ def _console():
 def _print_summary(console, args, result, frame, description, elapsed, checked, output, saved):
     from rich.table import Table
 
-    chosen = " (default for the format)" if args.model is None else ""
+    chosen = ("" if args.model is not None else " (--ordinal)" if getattr(args, "ordinal", False)
+              else " (default for the format)")
     sizes = result.plausibility.sizes
     console.print(f"[bold]{description}[/]: {sizes['item']} items, {sizes['class']} classes; "
                   f"{result.model} model{chosen}; {args.chains} chains x "
@@ -663,6 +708,13 @@ def _add_input_options(command) -> None:
     for role in ("item", "annotator", "label", "score", "rank"):
         command.add_argument(f"--{role}", default=None, metavar="COLUMN",
                              help=f"the {role} column, when not named as by default")
+    command.add_argument("--classes", default=None, metavar="A,B,...",
+                         help="labels: the classes, comma-separated, in their order (an ordinal "
+                         "scale's grades from lowest to highest); a label outside them is an "
+                         "error")
+    command.add_argument("--ordinal", action="store_true",
+                         help="labels are ordered grades (numbers, or in the order of "
+                         "--classes): the default model becomes ordered-probit")
     command.add_argument("--reliability", type=_positive_float, default=None,
                          help="trust in the annotators, gamma > 0 (default: the model's)")
     command.add_argument("--alpha", type=_positive_float, default=None,

@@ -64,6 +64,23 @@ class Labels(Annotations):
     def n_annotations(self) -> int:
         return self.item.size
 
+    def with_classes(self, classes) -> Labels:
+        """The same labels with the classes declared: ``classes`` in the order that defines
+        their indices (an ordinal scale's grades in order, say), classes nobody chose
+        included. ``ValueError`` naming the first item and annotator whose label is not one
+        of them."""
+        declared = id_array(classes, None, "class")
+        position = pd.Index(declared).get_indexer(self.classes)
+        unknown = np.flatnonzero(position < 0)
+        if unknown.size:
+            k = int(np.flatnonzero(np.isin(self.label, unknown))[0])
+            raise ValueError(f"item {fmt(self.items[self.item[k]])}, annotator "
+                             f"{fmt(self.annotators[self.annotator[k]])}: label "
+                             f"{fmt(self.classes[self.label[k]])} is not one of the declared "
+                             f"classes ({', '.join(map(str, declared[:20]))})")
+        return Labels(self.item, self.annotator, position[self.label], self.items,
+                      self.annotators, declared)
+
     def subset(self, items) -> Labels:
         """The annotations of the selected items (a slice, boolean mask or item positions),
         in their order; annotators and classes are all kept (an annotator may have none)."""
