@@ -62,6 +62,7 @@ class Labels(Annotations):
 
     @property
     def n_annotations(self) -> int:
+        """Number of labels (rows of the long table)."""
         return self.item.size
 
     def with_classes(self, classes) -> Labels:

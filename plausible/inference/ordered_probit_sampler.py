@@ -213,6 +213,7 @@ class OrderedProbitKernel:
         return categorical_draws(rng, p), bias, variance
 
     def to_point(self, state, draw):
+        """The model's free variables after a sweep that recorded ``draw``."""
         return {"class_prior": draw["class_prior"], "bias": draw["bias"],
                 "noise_variance": np.asarray(draw["noise"], dtype=np.float64) ** 2}
 
