@@ -35,6 +35,7 @@ from plausible import models as registry
 from plausible.aggregation import Aggregation, aggregate, as_annotations, data_for_model
 from plausible.diagnostics.convergence import NOT_CONVERGED
 from plausible.diagnostics.leave_one_out import loo
+from plausible.inference.progress import reporting
 
 MISSED = 0.025
 """Mid p-values below ``MISSED`` or above ``1 - MISSED`` count as missed."""
@@ -150,7 +151,8 @@ def _check_rows(name: str, check) -> list[dict]:
 
 
 def compare(data, models, *, seed: int | None = 0, draws: int | str = "auto", chains: int = 4,
-            check_draws: int = 200, max_seconds: float | None = None, **columns) -> Comparison:
+            check_draws: int = 200, max_seconds: float | None = None, progressbar: bool = True,
+            **columns) -> Comparison:
     """Fit each of ``models`` to ``data`` and compare them (module docstring).
 
     ``data``: anything :func:`plausible.aggregate` takes; ``columns`` (``item=``,
@@ -160,24 +162,26 @@ def compare(data, models, *, seed: int | None = 0, draws: int | str = "auto", ch
     (``draws="auto"``, the default: each model's chains are extended until they converge or
     ``max_seconds`` pass, since LOO ranks only converged fits; a model sampled by
     ``pm.sample`` gets 1000); each model is fitted once. The predictive checks replicate
-    ``check_draws`` data sets.
+    ``check_draws`` data sets. ``progressbar``: on a terminal, one bar per model (named,
+    with its place in the list) counts its sweeps while it is fitted and checked.
     """
     candidates = _candidates(models)
     annotations = as_annotations(data, **columns)
     for model, _ in candidates.values():  # refuse a bad request before fitting anything
         data_for_model(annotations, registry.entry(model))
     fits, checks, convergence, certainty, notes, predictive = {}, [], {}, {}, [], {}
-    for name, (model, options) in candidates.items():
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            fit = aggregate(annotations, model, seed=seed, draws=draws, chains=chains,
-                            max_seconds=max_seconds, **options)
+    for place, (name, (model, options)) in enumerate(candidates.items(), start=1):
+        with reporting(progressbar, description=f"{name} ({place}/{len(candidates)})"):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                fit = aggregate(annotations, model, seed=seed, draws=draws, chains=chains,
+                                max_seconds=max_seconds, **options)
+            check = predictive[name] = fit.check(draws=check_draws, seed=seed)
         notes += [f"{name}: {w.message}" for w in caught if "cannot extend" in str(w.message)]
         for w in caught:
             if "cannot extend" not in str(w.message):
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
         fits[name] = fit
-        check = predictive[name] = fit.check(draws=check_draws, seed=seed)
         if check.predictive is None:
             notes.append(f"{name}: no posterior predictive check ({check.predictive_note})")
         checks += _check_rows(name, check)

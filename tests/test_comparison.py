@@ -81,3 +81,25 @@ def test_bad_requests_are_refused_by_name():
         pl.compare(crowd, ["bcc"])
     with pytest.raises(ValueError, match="model 'prirn' takes rankings; the data are labels"):
         pl.compare(crowd, ["dawid-skene", "prirn"])
+
+
+def test_each_model_is_fitted_and_checked_on_a_named_progress_bar(monkeypatch, capsys):
+    """On a terminal a bar per model, named with its place in the list, counts its sweeps;
+    off a terminal (captured stderr) nothing is printed."""
+    import io
+    import re
+
+    from rich.console import Console
+
+    from plausible import comparison
+
+    out, real = io.StringIO(), comparison.reporting
+    monkeypatch.setattr(comparison, "reporting", lambda enabled, description: real(
+        enabled, description, console=Console(file=out, force_terminal=True, width=100)))
+    crowd = asymmetric_crowd(n_items=40)
+    pl.compare(crowd, ["one-coin", "dawid-skene"], draws=50, chains=2)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue())
+    assert "one-coin (1/2)" in text and "dawid-skene (2/2)" in text and "sweeps" in text
+    monkeypatch.setattr(comparison, "reporting", real)
+    pl.compare(crowd, ["one-coin"], draws=50, chains=2)
+    assert capsys.readouterr().err == ""
