@@ -151,8 +151,8 @@ def annotators(result) -> Section:
         return section
     quality = annotator_quality(result.trace, result.data)
     posterior = result.trace["posterior"]
-    columns = {}
-    for name, draws in _annotator_draws(posterior).items():
+    columns, parameters = {}, _annotator_draws(posterior)
+    for name, draws in parameters.items():
         columns.update(_interval_columns(draws, name))
     confusion = posterior.get("confusion")
     if confusion is not None and "class" in confusion.dims:
@@ -162,9 +162,8 @@ def annotators(result) -> Section:
             columns.update(_interval_columns(flat[:, :, 1, 1], "sensitivity"))
             columns.update(_interval_columns(flat[:, :, 0, 0], "specificity"))
     extra = pd.DataFrame(columns, index=quality.index)
-    if "competence" in extra:
-        competence = _annotator_draws(posterior)["competence"]
-        extra["likely_spammer"] = (competence < 0.5).mean(axis=0) >= SPAM_SHARE
+    if "competence" in parameters:
+        extra["likely_spammer"] = (parameters["competence"] < 0.5).mean(axis=0) >= SPAM_SHARE
     frame = quality.join(extra).sort_values("share_correct")
     section.add(paragraph(
         "share_correct: the posterior mean share of the annotator's labels that are the "
