@@ -227,7 +227,7 @@ def test_report_of_a_label_model_in_the_browser(browser, dawid_skene, tmp_path):
 def test_report_of_dawid_skene_on_snow_rte_in_the_browser(browser, data_home, tmp_path):
     rte = pl.data.load_snow2008("rte", data_home).annotations
     result = pl.aggregate(rte, "dawid-skene", seed=0)
-    check_in_browser(browser, result, tmp_path / "rte.html", "rte-dawid-skene")
+    check_in_browser(browser, result, tmp_path / "rte.html", "rte-dawid-skene", draws=100)
 
 
 @pytest.mark.data
@@ -237,7 +237,7 @@ def test_report_of_prirn_on_dermatology_in_the_browser(browser, data_home, tmp_p
     result = pl.aggregate(rankings, "prirn", seed=0)
     assert "plausibility_candidates" in result.trace["posterior"]  # 419 classes, few named
     check_in_browser(browser, result, tmp_path / "dermatology.html", "dermatology-prirn",
-                     draws=100)
+                     draws=50)
 
 
 @pytest.mark.data

@@ -139,11 +139,15 @@ class OrderedProbitKernel:
         return p / p.sum(axis=1, keepdims=True)
 
     def _annotator_log_likelihoods(self, by_grade, bias, noise) -> np.ndarray:
-        """``gamma sum_{k in j} log P(x_k | z_{i_k}, b_j, s_j)`` per annotator, ``(annotator,)``:
-        the labels' likelihood with the perceptions integrated out, from ``by_grade
-        (annotator, grade, label)``, the annotators' labels counted by their items' grades."""
-        table = label_table(bias, noise, self.labels.n_classes)
-        return self.gamma * np.einsum("jcx,jcx->j", by_grade, table)
+        """``gamma sum_{k in j} log P(x_k | z_{i_k}, b_j, s_j)`` per annotator at each row of
+        ``bias`` and ``noise`` ``(point, annotator)``, ``(point, annotator)``: the labels'
+        likelihood with the perceptions integrated out, from ``by_grade (annotator, grade,
+        label)``, the annotators' labels counted by their items' grades (every point in one
+        table)."""
+        bias, noise = np.broadcast_arrays(bias, noise)
+        table = label_table(bias.ravel(), noise.ravel(), self.labels.n_classes)
+        table = table.reshape(*bias.shape, *table.shape[1:])
+        return self.gamma * np.einsum("jcx,pjcx->pj", by_grade, table)
 
     def _marginal_moves(self, rng, z, bias, variance):
         """Step 3b: a slice update of every ``b_j``, then of every ``log s_j``, each on its
@@ -156,8 +160,8 @@ class OrderedProbitKernel:
                                minlength=labels.n_annotators * K * K).reshape(-1, K, K)
 
         def bias_density(points, active):
-            return np.stack([self._annotator_log_likelihoods(by_grade, b, noise)
-                             - 0.5 * b ** 2 / self.bias_scale ** 2 for b in points])
+            return (self._annotator_log_likelihoods(by_grade, points, noise[None])
+                    - 0.5 * points ** 2 / self.bias_scale ** 2)
 
         width = np.full(bias.size, BIAS_WIDTH)
         bias, _ = slice_updates(rng, bias, bias_density(bias[None], None)[0], width,
@@ -165,8 +169,8 @@ class OrderedProbitKernel:
         a, r = self.noise_shape, self.noise_rate
 
         def log_noise_density(points, active):  # InvGamma(a, r) on s^2 in log s: -2a log s - r/s^2
-            return np.stack([self._annotator_log_likelihoods(by_grade, bias, np.exp(t))
-                             - 2.0 * a * t - r * np.exp(-2.0 * t) for t in points])
+            return (self._annotator_log_likelihoods(by_grade, bias[None], np.exp(points))
+                    - 2.0 * a * points - r * np.exp(-2.0 * points))
 
         log_noise = np.log(noise)
         width = np.full(bias.size, LOG_NOISE_WIDTH)
@@ -181,15 +185,17 @@ class OrderedProbitKernel:
         direction in which the annotators' biases and the items' grades move together, which
         steps 1-3b, each given the grades, cross slowly."""
 
-        def density(points, active):
-            out = np.empty(points.shape)
-            for row, d in enumerate(points[:, 0]):
-                shifted = bias + d
-                L = grade_log_likelihoods(self.counts, label_table(shifted, noise,
-                                                                   self.labels.n_classes))
-                out[row, 0] = (logsumexp_last(log_pi[None, :] + self.gamma * L).sum()
-                               - 0.5 * (shifted ** 2).sum() / self.bias_scale ** 2)
-            return out
+        J, K = self.labels.n_annotators, self.labels.n_classes
+
+        def density(points, active):  # points (m, 1): every shift's table in one product
+            shifted = bias[None, :] + points  # (m, annotator)
+            m = shifted.shape[0]
+            table = label_table(shifted.ravel(), np.tile(noise, m), K).reshape(m, J, K, K)
+            L = self.counts @ table.transpose(1, 3, 0, 2).reshape(J * K, m * K)
+            L = np.asarray(L).reshape(-1, m, K)  # (item, point, grade)
+            per_item = logsumexp_last(log_pi + self.gamma * L)[..., 0]  # (item, point)
+            return (per_item.sum(axis=0)
+                    - 0.5 * (shifted ** 2).sum(axis=1) / self.bias_scale ** 2)[:, None]
 
         zero = np.zeros(1)
         shift, _ = slice_updates(rng, zero, density(zero[None], None)[0],

@@ -163,3 +163,33 @@ def test_on_ordinal_data_it_recovers_annotators_and_beats_unordered_dawid_skene(
     top, top_ds = (r.labels()["top_class"].to_numpy().astype(int) for r in (fit, unordered))
     assert (top == z).mean() > (top_ds == z).mean() + 0.03
     assert np.abs(top - z).mean() < np.abs(top_ds - z).mean()
+
+
+def simulate_from_prior(rng, n_items=20, n_annotators=4, per_item=3, n_grades=3):
+    """``(truth, labels)`` with every parameter drawn from the model's default prior."""
+    pi = rng.dirichlet(np.ones(n_grades))
+    b = rng.normal(0, 0.5, n_annotators)
+    s = np.sqrt(0.5 / rng.gamma(3.0, size=n_annotators))
+    z = rng.choice(n_grades, n_items, p=pi)
+    item = np.repeat(np.arange(n_items), per_item)
+    annotator = np.concatenate([rng.choice(n_annotators, per_item, replace=False)
+                                for _ in range(n_items)])
+    y = z[item] + b[annotator] + s[annotator] * rng.standard_normal(item.size)
+    label = np.clip(np.floor(y + 0.5), 0, n_grades - 1).astype(int)
+    labels = Labels(item, annotator, label, np.arange(n_items), np.arange(n_annotators),
+                    np.arange(n_grades))
+    return {"class_prior": pi, "bias": b, "noise": s}, labels
+
+
+@pytest.mark.slow
+def test_simulation_based_calibration():
+    """Ranks of the true prevalence, biases and noises among the posterior draws are uniform
+    over 40 data sets drawn from the prior (Talts et al. 2018)."""
+    from plausible.inference.sbc import simulation_based_calibration
+
+    result = simulation_based_calibration(ordered_probit.build, simulate_from_prior,
+                                          var_names=["class_prior", "bias", "noise"],
+                                          n_simulations=40, draws=200, chains=2, thin=4,
+                                          tune=100, seed=5, log_likelihood=False)
+    for name, p in result.p_values(bins=10).items():
+        assert p > 1e-3, (name, p)
