@@ -26,14 +26,19 @@ def simulated_grades(n_items=80, n_annotators=8, per_item=4, n_grades=4, seed=0,
     z = rng.integers(n_grades, size=n_items)
     b = rng.normal(0, bias, n_annotators)
     s = rng.uniform(*noise, n_annotators)
-    item = np.repeat(np.arange(n_items), per_item)
-    annotator = np.concatenate([rng.choice(n_annotators, per_item, replace=False)
-                                for _ in range(n_items)])
+    return perceived_grades(rng, z, b, s, per_item, n_grades), (z, b, s)
+
+
+def perceived_grades(rng, z, b, s, per_item, n_grades) -> Labels:
+    """Each item labelled by ``per_item`` distinct annotators, each reporting the grade
+    nearest to ``z_i + b_j + s_j e`` (the end grades take the tails)."""
+    item = np.repeat(np.arange(z.size), per_item)
+    annotator = np.concatenate([rng.choice(b.size, per_item, replace=False)
+                                for _ in range(z.size)])
     y = z[item] + b[annotator] + s[annotator] * rng.standard_normal(item.size)
     label = np.clip(np.floor(y + 0.5), 0, n_grades - 1).astype(int)
-    labels = Labels(item, annotator, label, np.arange(n_items), np.arange(n_annotators),
-                    np.arange(n_grades))
-    return labels, (z, b, s)
+    return Labels(item, annotator, label, np.arange(z.size), np.arange(b.size),
+                  np.arange(n_grades))
 
 
 @pytest.mark.slow
@@ -171,13 +176,7 @@ def simulate_from_prior(rng, n_items=20, n_annotators=4, per_item=3, n_grades=3)
     b = rng.normal(0, 0.5, n_annotators)
     s = np.sqrt(0.5 / rng.gamma(3.0, size=n_annotators))
     z = rng.choice(n_grades, n_items, p=pi)
-    item = np.repeat(np.arange(n_items), per_item)
-    annotator = np.concatenate([rng.choice(n_annotators, per_item, replace=False)
-                                for _ in range(n_items)])
-    y = z[item] + b[annotator] + s[annotator] * rng.standard_normal(item.size)
-    label = np.clip(np.floor(y + 0.5), 0, n_grades - 1).astype(int)
-    labels = Labels(item, annotator, label, np.arange(n_items), np.arange(n_annotators),
-                    np.arange(n_grades))
+    labels = perceived_grades(rng, z, b, s, per_item, n_grades)
     return {"class_prior": pi, "bias": b, "noise": s}, labels
 
 
