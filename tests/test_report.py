@@ -87,6 +87,24 @@ def test_binary_models_show_sensitivity_and_specificity_and_mace_flags_spammers(
     assert table.drop(["ann0", "ann1"])["likely_spammer"].eq("no").all()
 
 
+def test_ordered_probit_flags_the_annotators_who_answer_at_random():
+    """Grades perceived with a little noise, two of ten annotators answering uniformly: the
+    report flags exactly those two."""
+    rng = np.random.default_rng(5)
+    truth = rng.integers(5, size=150)
+    rows = []
+    for i in range(150):
+        for a in rng.choice(10, 5, replace=False):
+            grade = (rng.integers(5) if a < 2 else
+                     int(np.clip(np.rint(truth[i] + 0.4 * rng.standard_normal()), 0, 4)))
+            rows.append((f"item{i}", f"ann{a}", grade))
+    frame = pd.DataFrame(rows, columns=["task", "worker", "label"])
+    result = pl.aggregate(frame, "ordered-probit", draws=300, seed=0)
+    table = html_table(report_html(result, draws=20), "annotator-table").set_index("annotator")
+    assert table.loc[["ann0", "ann1"], "likely_spammer"].eq("yes").all()
+    assert table.drop(["ann0", "ann1"])["likely_spammer"].eq("no").all()
+
+
 def test_the_checks_say_what_the_model_misses():
     """Votes of items that are unanimous or evenly split, which no Dirichlet with one
     concentration reproduces: the check names the missed statistics."""

@@ -2,41 +2,46 @@
 (:func:`plausible.models.ordered_probit.build`), with Albert & Chib's (1993) augmentation.
 
 Grades ``c = 0..K-1`` (the classes in their order); item ``i`` has a true grade ``z_i ~
-Categorical(pi)``; annotator ``j`` perceives it as ``y = z_i + b_j + e``, ``e ~ N(0, s_j^2)``,
-and reports the grade ``x`` whose interval ``(tau_{x-1}, tau_x]`` holds ``y``, with the
+Categorical(pi)``; annotator ``j`` answers at random (a uniform grade) with probability
+``e_j``, and otherwise perceives the grade as ``y = z_i + b_j + u``, ``u ~ N(0, s_j^2)``, and
+reports the grade ``x`` whose interval ``(tau_{x-1}, tau_x]`` holds ``y``, with the
 thresholds halfway between grades, ``tau_c = c + 1/2`` (``tau_{-1} = -inf``, ``tau_{K-1} =
 inf``). Priors: ``pi ~ Dirichlet(1)``, ``b_j ~ N(0, bias_scale^2)``, ``s_j^2 ~
-InvGamma(noise_shape, noise_rate)``. A whole-number reliability ``gamma`` repeats every
-label ``gamma`` times (each with its own ``y``).
+InvGamma(noise_shape, noise_rate)``, ``e_j ~ Beta(spam_prior)``. A whole-number reliability
+``gamma`` repeats every label ``gamma`` times (each copy with its own indicator and ``y``).
 
 Each sweep draws, exactly and vectorised over labels and annotators,
 
-1. ``y_kr | z, b, s ~ N(z_{i_k} + b_{j_k}, s_{j_k}^2)`` truncated to ``(tau_{x_k - 1},
-   tau_{x_k}]``, ``r = 1..gamma``;
+0. each copy's indicator ``r_k`` (random answer) given ``z, b, s, e``: ``P(r_k) = (e_j / K)
+   / (e_j / K + (1 - e_j) P(x_k | z, b_j, s_j))``, then ``e_j | r ~ Beta(spam_prior + (#r,
+   #not r))``;
+1. ``y_k | z, b, s ~ N(z_{i_k} + b_{j_k}, s_{j_k}^2)`` truncated to ``(tau_{x_k - 1},
+   tau_{x_k}]``, for the earnest copies (``r_k`` false);
 2. ``b_j | y, z, s ~ N(m_j, 1 / P_j)``, ``P_j = 1 / bias_scale^2 + n_j / s_j^2``, ``m_j =
-   sum_{k, r in j} (y_kr - z_{i_k}) / (s_j^2 P_j)``, ``n_j`` annotator ``j``'s labels times
-   ``gamma``;
-3. ``s_j^2 | y, z, b ~ InvGamma(noise_shape + n_j / 2, noise_rate + sum (y_kr - z_{i_k} -
+   sum_k (y_k - z_{i_k}) / (s_j^2 P_j)`` over annotator ``j``'s ``n_j`` earnest copies;
+3. ``s_j^2 | y, z, b ~ InvGamma(noise_shape + n_j / 2, noise_rate + sum (y_k - z_{i_k} -
    b_j)^2 / 2)``;
-3b. :data:`MOVES` rounds of slice updates (Neal 2003) of every ``b_j`` and then every
-   ``log s_j`` given ``z``, with the perceptions integrated out (the labels' interval
-   probabilities), the annotators in lockstep: given the perceptions, ``b_j`` and ``s_j``
-   are pinned within a fraction of their posterior spread (rounding to grades loses most of
-   what a label says about a small bias), so steps 2-3 alone move them slowly (bulk ESS
-   about 1 in 40 sweeps on 40 items); these updates leave the same posterior invariant and
-   cross it in a few sweeps;
+3b. :data:`MOVES` rounds of slice updates (Neal 2003) of every ``b_j``, every ``log s_j``
+   and every ``logit e_j`` given ``z``, with the indicators and perceptions integrated out
+   (each label's probability ``e_j / K + (1 - e_j) P(x | z, b_j, s_j)``), the annotators in
+   lockstep: given the perceptions, ``b_j`` and ``s_j`` are pinned within a fraction of
+   their posterior spread (rounding to grades loses most of what a label says about a small
+   bias), so steps 2-3 alone move them slowly (bulk ESS about 1 in 40 sweeps on 40 items);
+   these updates leave the same posterior invariant and cross it in a few sweeps;
 4. ``pi | z ~ Dirichlet(1 + m)``, ``m_c`` the items of grade ``c``;
 4b. a slice update of one shift of every bias at once, ``b_j + d``, on the posterior with
    the grades summed out (:meth:`OrderedProbitKernel._shift`): the annotators' biases and
    the items' grades move together along it, which the steps given the grades cross
    slowly;
-5. ``z_i | b, s, pi ~ softmax_c(log pi_c + gamma L_ic)``, ``L_ic = sum_{k in i} log P(x_k |
-   c, b_{j_k}, s_{j_k})``, the interval probability of the label with ``y`` integrated out.
+5. ``z_i | b, s, e, pi ~ softmax_c(log pi_c + gamma L_ic)``, ``L_ic = sum_{k in i} log P(x_k |
+   c, b_{j_k}, s_{j_k}, e_{j_k})``, the label's probability with ``r`` and ``y`` integrated
+   out.
 
-Steps 5 and 1 (of the next sweep) together draw ``(z, y)`` as one block, the grade with its
-augmentation integrated out: the chain does not have to move a grade against latent values
-drawn for the old one. The plausibility a kept sweep records is step 5's ``P(z_i = c | b, s,
-pi, x)`` (Rao–Blackwellised), at the parameters the sweep records.
+Each step that integrates a variable out (3b, 4b, 5) is followed by a draw of that variable
+before any step conditions on it (a partially collapsed Gibbs sampler, van Dyk & Park 2008):
+steps 5, 0 and 1 draw ``(z, r, y)`` as one block. The plausibility a kept sweep records is
+step 5's ``P(z_i = c | b, s, e, pi, x)`` (Rao–Blackwellised), at the parameters the sweep
+records.
 """
 
 from __future__ import annotations
@@ -59,8 +64,10 @@ MOVES = 1
 """Rounds of step 3b per sweep."""
 BIAS_WIDTH = 0.5
 LOG_NOISE_WIDTH = 0.5
-"""Slice widths of step 3b (grades; log grades): about the spread of a bias or log noise
-given tens of labels; stepping out widens them where the data say less."""
+LOGIT_SPAM_WIDTH = 1.0
+"""Slice widths of step 3b (grades; log grades; log-odds): about the spread of a bias, log
+noise or log-odds of random answers given tens of labels; stepping out widens them where the
+data say less."""
 
 
 def thresholds(n_grades: int) -> tuple[np.ndarray, np.ndarray]:
@@ -72,14 +79,21 @@ def thresholds(n_grades: int) -> tuple[np.ndarray, np.ndarray]:
     return lower, upper
 
 
-def label_table(bias: np.ndarray, noise: np.ndarray, n_grades: int) -> np.ndarray:
-    """``log P(x = y | z = c, b_j, s_j)``, ``(annotator, grade c, label y)``: a label's
-    probability depends on its annotator, the grade and the label only, so a sweep evaluates
-    ``J K^2`` normal intervals, not one per label and grade."""
+def label_table(bias: np.ndarray, noise: np.ndarray, n_grades: int,
+                spam: np.ndarray | None = None) -> np.ndarray:
+    """``log P(x = y | z = c, b_j, s_j, e_j)``, ``(annotator, grade c, label y)``: ``log(e_j /
+    K + (1 - e_j) P(tau_{y-1} < c + b_j + s_j u <= tau_y))``, the earnest interval
+    probability mixed with a random answer at rate ``spam`` (``e``; unmixed when None). A
+    label's probability depends on its annotator, the grade and the label only, so a sweep
+    evaluates ``J K^2`` normal intervals, not one per label and grade."""
     lower, upper = thresholds(n_grades)
     loc = np.arange(n_grades)[None, :, None] + bias[:, None, None]
-    return log_interval_probability(lower[None, None, :], upper[None, None, :], loc,
-                                    noise[:, None, None])
+    table = log_interval_probability(lower[None, None, :], upper[None, None, :], loc,
+                                     noise[:, None, None])
+    if spam is None:
+        return table
+    spam = np.asarray(spam, dtype=np.float64)[:, None, None]
+    return np.logaddexp(np.log(spam) - np.log(n_grades), np.log1p(-spam) + table)
 
 
 def label_counts(labels: Labels):
@@ -109,7 +123,7 @@ def median_grades(labels: Labels) -> np.ndarray:
 
 class OrderedProbitKernel:
     """The sweep of the module for ``labels``. State: ``(z (item,), b (annotator,), s^2
-    (annotator,))``; ``gamma`` a whole number."""
+    (annotator,), e (annotator,))``; ``gamma`` a whole number."""
 
     name = "plausible.inference.ordered_probit_sampler"
     default_tune = DEFAULT_TUNE
@@ -117,68 +131,83 @@ class OrderedProbitKernel:
     stats = {}
 
     def __init__(self, labels: Labels, *, bias_scale: float, noise_shape: float,
-                 noise_rate: float, gamma: int, dtype=np.float32):
+                 noise_rate: float, spam_prior: tuple[float, float], gamma: int,
+                 dtype=np.float32):
         self.labels = labels
         self.bias_scale, self.noise_shape, self.noise_rate = bias_scale, noise_shape, noise_rate
+        self.spam_prior = tuple(float(v) for v in spam_prior)
         self.gamma = int(gamma)
         self.moves, self.shift = MOVES, True  # steps 3b and 4b (off: the conjugate steps alone)
         self.counts = label_counts(labels)
         self.lower, self.upper = (end[labels.label] for end in thresholds(labels.n_classes))
+        self.log_uniform = -np.log(labels.n_classes)
         self.n_labels = self.gamma * np.bincount(labels.annotator, minlength=labels.n_annotators)
         J, K = labels.n_annotators, labels.n_classes
         self.variables = {"class_prior": Variable(("class",), (K,)),
                           "bias": Variable(("annotator",), (J,)),
                           "noise": Variable(("annotator",), (J,)),
+                          "spam": Variable(("annotator",), (J,)),
                           "plausibility": Variable(("item", "class"), (labels.n_items, K), dtype)}
 
-    def grade_probabilities(self, log_pi, bias, noise) -> np.ndarray:
-        """Step 5's ``P(z_i = c | b, s, pi, x)``, ``(item, grade)``."""
-        table = label_table(bias, noise, self.labels.n_classes)
+    def grade_probabilities(self, log_pi, bias, noise, spam) -> np.ndarray:
+        """Step 5's ``P(z_i = c | b, s, e, pi, x)``, ``(item, grade)``."""
+        table = label_table(bias, noise, self.labels.n_classes, spam)
         p = log_pi[None, :] + self.gamma * grade_log_likelihoods(self.counts, table)
         p = np.exp(p - p.max(axis=1, keepdims=True))
         return p / p.sum(axis=1, keepdims=True)
 
-    def _annotator_log_likelihoods(self, by_grade, bias, noise) -> np.ndarray:
+    def _annotator_log_likelihoods(self, by_grade, bias, noise, spam) -> np.ndarray:
         """``gamma sum_{k in j} log P(x_k | z_{i_k}, b_j, s_j)`` per annotator at each row of
         ``bias`` and ``noise`` ``(point, annotator)``, ``(point, annotator)``: the labels'
         likelihood with the perceptions integrated out, from ``by_grade (annotator, grade,
         label)``, the annotators' labels counted by their items' grades (every point in one
         table)."""
-        bias, noise = np.broadcast_arrays(bias, noise)
-        table = label_table(bias.ravel(), noise.ravel(), self.labels.n_classes)
+        bias, noise, spam = np.broadcast_arrays(bias, noise, spam)
+        table = label_table(bias.ravel(), noise.ravel(), self.labels.n_classes, spam.ravel())
         table = table.reshape(*bias.shape, *table.shape[1:])
         return self.gamma * np.einsum("jcx,pjcx->pj", by_grade, table)
 
-    def _marginal_moves(self, rng, z, bias, variance):
-        """Step 3b: a slice update of every ``b_j``, then of every ``log s_j``, each on its
-        full conditional given ``z`` with the perceptions integrated out, the annotators in
-        lockstep (:func:`plausible.inference.lockstep_slice.slice_updates`; fixed widths,
-        unlimited stepping out)."""
+    def _marginal_moves(self, rng, z, bias, variance, spam):
+        """Step 3b: a slice update of every ``b_j``, then of every ``log s_j``, then of every
+        ``logit e_j``, each on its full conditional given ``z`` with the indicators and
+        perceptions integrated out, the annotators in lockstep
+        (:func:`plausible.inference.lockstep_slice.slice_updates`; fixed widths, unlimited
+        stepping out)."""
         noise = np.sqrt(variance)
         labels, K = self.labels, self.labels.n_classes
         by_grade = np.bincount((labels.annotator * K + z[labels.item]) * K + labels.label,
                                minlength=labels.n_annotators * K * K).reshape(-1, K, K)
+        likelihood = self._annotator_log_likelihoods
 
         def bias_density(points, active):
-            return (self._annotator_log_likelihoods(by_grade, points, noise[None])
+            return (likelihood(by_grade, points, noise[None], spam[None])
                     - 0.5 * points ** 2 / self.bias_scale ** 2)
 
-        width = np.full(bias.size, BIAS_WIDTH)
-        bias, _ = slice_updates(rng, bias, bias_density(bias[None], None)[0], width,
-                                bias_density)
+        bias, _ = slice_updates(rng, bias, bias_density(bias[None], None)[0],
+                                np.full(bias.size, BIAS_WIDTH), bias_density)
         a, r = self.noise_shape, self.noise_rate
 
         def log_noise_density(points, active):  # InvGamma(a, r) on s^2 in log s: -2a log s - r/s^2
-            return (self._annotator_log_likelihoods(by_grade, bias[None], np.exp(points))
+            return (likelihood(by_grade, bias[None], np.exp(points), spam[None])
                     - 2.0 * a * points - r * np.exp(-2.0 * points))
 
-        log_noise = np.log(noise)
-        width = np.full(bias.size, LOG_NOISE_WIDTH)
-        log_noise, _ = slice_updates(rng, log_noise, log_noise_density(log_noise[None], None)[0],
-                                     width, log_noise_density)
-        return bias, np.exp(2.0 * log_noise)
+        log_noise, _ = slice_updates(rng, np.log(noise),
+                                     log_noise_density(np.log(noise)[None], None)[0],
+                                     np.full(bias.size, LOG_NOISE_WIDTH), log_noise_density)
+        noise = np.exp(log_noise)
+        a, b = self.spam_prior
 
-    def _shift(self, rng, log_pi, bias, noise):
+        def logit_spam_density(points, active):  # Beta(a, b) in log-odds: a log e + b log(1 - e)
+            rate = 1.0 / (1.0 + np.exp(-points))
+            return (likelihood(by_grade, bias[None], noise[None], rate)
+                    + a * np.log(rate) + b * np.log1p(-rate))
+
+        logit = np.log(spam) - np.log1p(-spam)
+        logit, _ = slice_updates(rng, logit, logit_spam_density(logit[None], None)[0],
+                                 np.full(bias.size, LOGIT_SPAM_WIDTH), logit_spam_density)
+        return bias, noise ** 2, 1.0 / (1.0 + np.exp(-logit))
+
+    def _shift(self, rng, log_pi, bias, noise, spam):
         """Step 4b: a slice update of a shift ``d`` of every bias at once, ``b_j + d``, on the
         posterior with the grades summed out, ``sum_i log sum_c pi_c exp(gamma L_ic) + sum_j
         log N(b_j + d | 0, bias_scale^2)`` (the grades are drawn afresh in step 5): the
@@ -190,7 +219,8 @@ class OrderedProbitKernel:
         def density(points, active):  # points (m, 1): every shift's table in one product
             shifted = bias[None, :] + points  # (m, annotator)
             m = shifted.shape[0]
-            table = label_table(shifted.ravel(), np.tile(noise, m), K).reshape(m, J, K, K)
+            table = label_table(shifted.ravel(), np.tile(noise, m), K,
+                                np.tile(spam, m)).reshape(m, J, K, K)
             L = self.counts @ table.transpose(1, 3, 0, 2).reshape(J * K, m * K)
             L = np.asarray(L).reshape(-1, m, K)  # (item, point, grade)
             per_item = logsumexp_last(log_pi + self.gamma * L)[..., 0]  # (item, point)
@@ -204,56 +234,69 @@ class OrderedProbitKernel:
 
     def start(self, rng):
         """The labels' median grades, a fifth of the items at random grades; no bias, noise
-        at the prior's mode."""
+        at the prior's mode, random answers at the prior's mean."""
         z = median_grades(self.labels)
         scattered = rng.random(z.size) < SCATTERED
         z[scattered] = rng.integers(0, self.labels.n_classes, int(scattered.sum()))
         J = self.labels.n_annotators
-        return z, np.zeros(J), np.full(J, self.noise_rate / (self.noise_shape + 1))
+        a, b = self.spam_prior
+        return (z, np.zeros(J), np.full(J, self.noise_rate / (self.noise_shape + 1)),
+                np.full(J, a / (a + b)))
 
     def load(self, values, rng):
-        """``z | b, s, pi`` (the grades are summed out of the PyMC model), drawn exactly."""
-        bias, variance = values["bias"], values["noise_variance"]
+        """``z | b, s, e, pi`` (the grades are summed out of the PyMC model), drawn exactly."""
+        bias, variance, spam = values["bias"], values["noise_variance"], values["spam"]
         with np.errstate(divide="ignore"):
-            p = self.grade_probabilities(np.log(values["class_prior"]), bias, np.sqrt(variance))
-        return categorical_draws(rng, p), bias, variance
+            p = self.grade_probabilities(np.log(values["class_prior"]), bias, np.sqrt(variance),
+                                         spam)
+        return categorical_draws(rng, p), bias, variance, spam
 
     def to_point(self, state, draw):
         """The model's free variables after a sweep that recorded ``draw``."""
-        return {"class_prior": draw["class_prior"], "bias": draw["bias"],
+        return {"class_prior": draw["class_prior"], "bias": draw["bias"], "spam": draw["spam"],
                 "noise_variance": np.asarray(draw["noise"], dtype=np.float64) ** 2}
 
     def sweep(self, rng, state, out):
-        """Steps 1-5 of the module."""
-        z, bias, variance = state
-        labels, gamma = self.labels, self.gamma
+        """Steps 0-5 of the module."""
+        z, bias, variance, spam = state
+        labels, gamma, K = self.labels, self.gamma, self.labels.n_classes
         J, j = labels.n_annotators, labels.annotator
-        grade = z[labels.item].astype(np.float64)
+        grade = z[labels.item]
         shape = (gamma, labels.n_annotations)
+        # 0: which copies are random answers, and the rates
+        earnest = label_table(bias, np.sqrt(variance), K)[j, grade, labels.label]
+        log_odds = np.log(spam[j]) + self.log_uniform - np.log1p(-spam[j]) - earnest
+        kept = rng.random(shape) >= 1.0 / (1.0 + np.exp(-log_odds))  # earnest copies
+        n_kept = np.bincount(j, kept.sum(axis=0), minlength=J)
+        a, b = self.spam_prior
+        spam = rng.beta(a + self.n_labels - n_kept, b + n_kept)
+        # 1-3: perceptions of the earnest copies, then bias and noise
+        grade = grade.astype(np.float64)
         y = truncated_normal_draws(rng, np.broadcast_to(self.lower, shape), self.upper,
                                    grade + bias[j], np.sqrt(variance)[j])
-        residual = (y - grade).sum(axis=0)
-        precision = 1.0 / self.bias_scale ** 2 + self.n_labels / variance
+        residual = np.where(kept, y - grade, 0.0).sum(axis=0)
+        precision = 1.0 / self.bias_scale ** 2 + n_kept / variance
         mean = np.bincount(j, residual, minlength=J) / variance / precision
         bias = mean + rng.standard_normal(J) / np.sqrt(precision)
-        squares = ((y - grade - bias[j]) ** 2).sum(axis=0)
+        squares = np.where(kept, (y - grade - bias[j]) ** 2, 0.0).sum(axis=0)
         rate = self.noise_rate + 0.5 * np.bincount(j, squares, minlength=J)
-        variance = rate / rng.gamma(self.noise_shape + 0.5 * self.n_labels)
+        variance = rate / rng.gamma(self.noise_shape + 0.5 * n_kept)
         for _ in range(self.moves):
-            bias, variance = self._marginal_moves(rng, z, bias, variance)
-        log_pi = log_dirichlet_draws(rng, 1.0 + np.bincount(z, minlength=labels.n_classes))
+            bias, variance, spam = self._marginal_moves(rng, z, bias, variance, spam)
+        log_pi = log_dirichlet_draws(rng, 1.0 + np.bincount(z, minlength=K))
         noise = np.sqrt(variance)
         if self.shift:
-            bias = self._shift(rng, log_pi, bias, noise)
-        p = self.grade_probabilities(log_pi, bias, noise)
+            bias = self._shift(rng, log_pi, bias, noise, spam)
+        p = self.grade_probabilities(log_pi, bias, noise, spam)
         z = categorical_draws(rng, p)
         if out is not None:
             out["class_prior"][...] = np.exp(log_pi)
             out["bias"][...] = bias
             out["noise"][...] = noise
+            out["spam"][...] = spam
             if "plausibility" in out:
                 out["plausibility"][...] = p
-        return z, bias, variance
+        return z, bias, variance, spam
 
 
 __all__ = ["OrderedProbitKernel", "grade_log_likelihoods", "label_counts", "label_table",

@@ -11,20 +11,27 @@ Modeling*, ch. 5, for raters)::
     pi   ~ Dirichlet(1, ..., 1)                 grade prevalence
     b_j  ~ Normal(0, bias_scale^2)              annotator j's bias, in grades
     s_j^2 ~ InvGamma(noise_shape, noise_rate)   annotator j's noise variance
+    e_j  ~ Beta(spam_prior)                     annotator j's rate of random answers
     z_i  ~ Categorical(pi)                      item i's true grade
-    y_k  ~ Normal(z_{i_k} + b_{j_k}, s_{j_k}^2) the annotator's perception
-    x_k  = c  where  c - 1/2 < y_k <= c + 1/2   (the end grades take the tails)
+    r_k  ~ Bernoulli(e_{j_k})                   a random answer ...
+    x_k  ~ Uniform(0..K-1)                        ... is any grade alike
+    y_k  ~ Normal(z_{i_k} + b_{j_k}, s_{j_k}^2) an earnest answer's perception ...
+    x_k  = c  where  c - 1/2 < y_k <= c + 1/2     ... rounded (the end grades take the tails)
 
-so ``P(x = c | z, b, s) = Phi((c + 1/2 - z - b) / s) - Phi((c - 1/2 - z - b) / s)``: an
-annotator with small noise is right or one grade off, one with a bias of ``+0.6`` grades
-tends one grade high, and two parameters per annotator describe a ``K x K`` confusion
-matrix. The grades are the classes in their order (numbers sort as numbers; name the
-order with ``Labels.from_frame(..., classes=[...])``).
+so ``P(x = c | z, b, s, e) = e / K + (1 - e) [Phi((c + 1/2 - z - b) / s) - Phi((c - 1/2 - z
+- b) / s)]``: an annotator with small noise is right or one grade off, one with a bias of
+``+0.6`` grades tends one grade high, one with a high ``e`` answers at random (a spammer,
+or errors that ignore the order: with ``e`` the model contains one-coin Dawid–Skene), and
+three parameters per annotator describe a ``K x K`` confusion matrix. The grades are the
+classes in their order (numbers sort as numbers; name the order with
+``Labels.from_frame(..., classes=[...])``).
 
 **Priors and why.** ``bias_scale = 0.5``: an annotator is rarely a whole grade off on
 average; ``(noise_shape, noise_rate) = (3, 0.5)``: noise variance with mean 0.25 (sd about
 0.5 grades, so about a third of labels are one grade off) and little mass above sd 1, which
-keeps annotators with a handful of labels from being read as pure noise. A prior on the
+keeps annotators with a handful of labels from being read as pure noise; ``spam_prior = (1,
+4)``: random answers a fifth of the time on average a priori, weakly (most annotators answer
+in earnest, and tens of labels outweigh it). A prior on the
 noise is what identifies an annotator with few labels; the data identify the grade
 prevalence, the items' grades and the bias and noise of annotators with tens of labels or
 more.
@@ -81,16 +88,16 @@ def _log_interval(lower, upper, loc, scale):
 
 @reads("labels")
 def build(labels: Labels, *, reliability: float = 1, bias_scale: float = 0.5,
-          noise_prior: tuple = (3.0, 0.5), class_concentration: float = 1.0,
-          gibbs: bool = True) -> pm.Model:
+          noise_prior: tuple = (3.0, 0.5), spam_prior: tuple = (1.0, 4.0),
+          class_concentration: float = 1.0, gibbs: bool = True) -> pm.Model:
     """PyMC model of the ordered-probit annotator model (module) for ``labels``, whose
     classes are the grades in order.
 
-    Free variables ``class_prior (class)``, ``bias (annotator)`` and ``noise_variance
-    (annotator)``; ``noise (annotator)`` (its square root) and ``plausibility (item,
-    class)``. ``reliability``: a whole number with ``gibbs=True`` (each label repeated), any
+    Free variables ``class_prior (class)``, ``bias (annotator)``, ``noise_variance
+    (annotator)`` and ``spam (annotator)`` (the rate of random answers); ``noise
+    (annotator)`` (the variance's square root) and ``plausibility (item, class)``. ``reliability``: a whole number with ``gibbs=True`` (each label repeated), any
     real > 0 otherwise; ``noise_prior``: ``(shape, rate)`` of the noise variance's inverse
-    gamma prior; ``gibbs``: :func:`plausible.sample` runs the exact Gibbs sampler, False
+    gamma prior; ``spam_prior``: ``(a, b)`` of the random answers' Beta prior; ``gibbs``: :func:`plausible.sample` runs the exact Gibbs sampler, False
     leaves the grades-summed-out model to NUTS.
     """
     check_labels(labels)
@@ -98,6 +105,7 @@ def build(labels: Labels, *, reliability: float = 1, bias_scale: float = 0.5,
              else positive("reliability", reliability))
     scale = positive("bias_scale", bias_scale)
     shape, rate = (positive("noise_prior", v) for v in noise_prior)
+    spam_a, spam_b = (positive("spam_prior", v) for v in spam_prior)
     alpha = positive("class_concentration", class_concentration)
     K = labels.n_classes
     lower, upper = (np.clip(end, -FAR, FAR)[labels.label] for end in thresholds(K))
@@ -109,8 +117,11 @@ def build(labels: Labels, *, reliability: float = 1, bias_scale: float = 0.5,
         variance = pm.InverseGamma("noise_variance", alpha=shape, beta=rate, dims="annotator",
                                    initval=np.full(labels.n_annotators, rate / (shape + 1)))
         noise = pm.Deterministic("noise", pt.sqrt(variance), dims="annotator")
+        spam = pm.Beta("spam", spam_a, spam_b, dims="annotator")
         loc = np.arange(K)[None, :] + bias[annotator][:, None]
-        per_label = _log_interval(lower[:, None], upper[:, None], loc, noise[annotator][:, None])
+        earnest = _log_interval(lower[:, None], upper[:, None], loc, noise[annotator][:, None])
+        per_label = pt.logaddexp(pt.log(spam[annotator])[:, None] - np.log(K),
+                                 pt.log1p(-spam[annotator])[:, None] + earnest)
         L = pt.inc_subtensor(pt.zeros((labels.n_items, K))[item], per_label)
         log_joint = pt.log(pi)[None, :] + gamma * L
         pm.Potential("labels", pt.logsumexp(log_joint, axis=1).sum())
@@ -121,7 +132,7 @@ def build(labels: Labels, *, reliability: float = 1, bias_scale: float = 0.5,
             raise ValueError("class_concentration other than 1 needs gibbs=False (the Gibbs "
                              "sampler's grade prevalence prior is Dirichlet(1))")
         kernel = OrderedProbitKernel(labels, bias_scale=scale, noise_shape=shape,
-                                     noise_rate=rate, gamma=gamma)
+                                     noise_rate=rate, spam_prior=(spam_a, spam_b), gamma=gamma)
         declare_kernel(model, kernel, coords={"item": labels.items, "class": labels.classes,
                                               "annotator": labels.annotators},
                        constant_data={"reliability": gamma})
@@ -147,9 +158,11 @@ def log_likelihood(trace, labels: Labels) -> xr.DataArray:
     n_draws = shape[0] * shape[1]
     chain, draw = np.divmod(np.arange(n_draws), shape[1])
     log_pi = np.log(_read(posterior, "class_prior", chain, draw))
-    bias, noise = (_read(posterior, name, chain, draw) for name in ("bias", "noise"))
+    bias, noise, spam = (_read(posterior, name, chain, draw)
+                         for name in ("bias", "noise", "spam"))
     for s in range(n_draws):  # one draw at a time: the temporaries are (items, grades)
-        L = grade_log_likelihoods(counts, label_table(bias[s], noise[s], labels.n_classes))
+        table = label_table(bias[s], noise[s], labels.n_classes, spam[s])
+        L = grade_log_likelihoods(counts, table)
         out[s] = logsumexp(log_pi[s] + gamma * L, axis=1)
     return xr.DataArray(out.reshape(*shape, labels.n_items), dims=("chain", "draw", "item"),
                         coords={"chain": posterior["chain"].values,
@@ -161,20 +174,22 @@ def label_probabilities(trace, chain, draw, item, annotator) -> np.ndarray:
     float64 ``(sample, pair, class, label_class)`` at the draws ``(chain, draw)``."""
     posterior = trace["posterior"]
     K = posterior.sizes["class"]
-    bias = _read(posterior, "bias", chain, draw)[:, annotator]
-    noise = _read(posterior, "noise", chain, draw)[:, annotator]
-    return np.exp(np.stack([label_table(b, s, K) for b, s in zip(bias, noise)]))
+    bias, noise, spam = (_read(posterior, name, chain, draw)[:, annotator]
+                         for name in ("bias", "noise", "spam"))
+    return np.exp(np.stack([label_table(b, s, K, e) for b, s, e in zip(bias, noise, spam)]))
 
 
 def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | None = None
                      ) -> np.ndarray:
     """Replicated labels in the observed design, int ``(sample, annotation)``: for each of
-    ``draws`` thinned draws, new grades from ``pi``, then each label's perception
-    ``z + b_j + e`` rounded to the nearest grade (the end grades take the tails)."""
+    ``draws`` thinned draws, new grades from ``pi``, then each label a uniform grade with
+    probability ``e_j``, else its perception ``z + b_j + s_j u`` rounded to the nearest grade
+    (the end grades take the tails)."""
     posterior = trace["posterior"]
     chain, draw = thinned_draws(posterior, draws)
     pi = _read(posterior, "class_prior", chain, draw)
-    bias, noise = (_read(posterior, name, chain, draw) for name in ("bias", "noise"))
+    bias, noise, spam = (_read(posterior, name, chain, draw)
+                         for name in ("bias", "noise", "spam"))
     rng = np.random.default_rng(seed)
     out = np.empty((pi.shape[0], labels.n_annotations), dtype=np.int64)
     for block, _ in iter_sample_blocks((pi.shape[0],), labels.n_annotations + labels.n_items):
@@ -183,7 +198,9 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
         j = labels.annotator
         y = (grades[:, labels.item] + bias[block][:, j]
              + noise[block][:, j] * rng.standard_normal((n, labels.n_annotations)))
-        out[block] = np.clip(np.floor(y + 0.5), 0, labels.n_classes - 1)
+        earnest = np.clip(np.floor(y + 0.5), 0, labels.n_classes - 1)
+        random = rng.random((n, labels.n_annotations)) < spam[block][:, j]
+        out[block] = np.where(random, rng.integers(labels.n_classes, size=random.shape), earnest)
     return out
 
 

@@ -4,7 +4,7 @@
 * :func:`certainty`: how certain the items' top class is;
 * :func:`annotators`: each annotator's quality with intervals (label models), and the
   model's own annotator parameters: confusion matrices as heatmaps (Dawid–Skene family),
-  sensitivity and specificity (binary models), spammer flags (MACE);
+  sensitivity and specificity (binary models), spammer flags (MACE, ordered probit);
 * :func:`next_labels`: the items that need another label (:mod:`plausible.active`);
 * :func:`predictive`: the posterior predictive checks as figures, with what they miss;
 * :func:`item_table`: one row per item, sortable and searchable.
@@ -32,8 +32,9 @@ accuracy per annotator."""
 MAX_PLOTTED_ENTRIES = 40
 """Entries of a predictive statistic drawn (the most extreme first)."""
 SPAM_SHARE = 0.9
-"""MACE flags an annotator as a likely spammer when at least this share of the draws puts
-their competence (probability of answering truthfully) below 1/2."""
+"""An annotator is flagged as a likely spammer when at least this share of the draws has them
+answer at random more often than not (MACE's competence below 1/2, ordered probit's rate of
+random answers above 1/2)."""
 PLAUSIBILITY_COLUMNS = 12
 """Up to this many classes the item table has a plausibility column per class; above, the
 three most plausible classes with their plausibilities."""
@@ -162,8 +163,10 @@ def annotators(result) -> Section:
             columns.update(_interval_columns(flat[:, :, 1, 1], "sensitivity"))
             columns.update(_interval_columns(flat[:, :, 0, 0], "specificity"))
     extra = pd.DataFrame(columns, index=quality.index)
-    if "competence" in parameters:
+    if "competence" in parameters:  # MACE: the probability of answering truthfully
         extra["likely_spammer"] = (parameters["competence"] < 0.5).mean(axis=0) >= SPAM_SHARE
+    elif "spam" in parameters:  # ordered probit: the rate of random answers
+        extra["likely_spammer"] = (parameters["spam"] > 0.5).mean(axis=0) >= SPAM_SHARE
     frame = quality.join(extra).sort_values("share_correct")
     section.add(paragraph(
         "share_correct: the posterior mean share of the annotator's labels that are the "
@@ -172,8 +175,8 @@ def annotators(result) -> Section:
     if "likely_spammer" in frame:
         flagged = frame.index[frame["likely_spammer"]]
         section.add(paragraph(
-            f"MACE flags {len(flagged)} of {len(frame)} annotators as likely spammers (at "
-            f"least {SPAM_SHARE:.0%} of the draws put their competence below 1/2)"
+            f"{len(flagged)} of {len(frame)} annotators are likely spammers (at least "
+            f"{SPAM_SHARE:.0%} of the draws have them answer at random more often than not)"
             + (f": {', '.join(map(str, flagged[:20]))}" if len(flagged) else "") + "."))
     fig, ax = plt.subplots(figsize=(6, 4))
     plots.annotator_shares(quality, ax=ax)

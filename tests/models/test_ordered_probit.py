@@ -29,14 +29,18 @@ def simulated_grades(n_items=80, n_annotators=8, per_item=4, n_grades=4, seed=0,
     return perceived_grades(rng, z, b, s, per_item, n_grades), (z, b, s)
 
 
-def perceived_grades(rng, z, b, s, per_item, n_grades) -> Labels:
+def perceived_grades(rng, z, b, s, per_item, n_grades, spam=None) -> Labels:
     """Each item labelled by ``per_item`` distinct annotators, each reporting the grade
-    nearest to ``z_i + b_j + s_j e`` (the end grades take the tails)."""
+    nearest to ``z_i + b_j + s_j u`` (the end grades take the tails), or with probability
+    ``spam[j]`` (when given) a uniform grade."""
     item = np.repeat(np.arange(z.size), per_item)
     annotator = np.concatenate([rng.choice(b.size, per_item, replace=False)
                                 for _ in range(z.size)])
     y = z[item] + b[annotator] + s[annotator] * rng.standard_normal(item.size)
     label = np.clip(np.floor(y + 0.5), 0, n_grades - 1).astype(int)
+    if spam is not None:
+        random = rng.random(item.size) < spam[annotator]
+        label = np.where(random, rng.integers(n_grades, size=item.size), label)
     return Labels(item, annotator, label, np.arange(z.size), np.arange(b.size),
                   np.arange(n_grades))
 
@@ -44,10 +48,10 @@ def perceived_grades(rng, z, b, s, per_item, n_grades) -> Labels:
 @pytest.mark.slow
 def test_gibbs_matches_nuts_on_the_same_model():
     """Exact Gibbs (perceptions augmented, grades drawn with them integrated out) against
-    NUTS with the grades summed out, reliability 2 (repetitions): prevalence, biases, noises
-    and plausibilities within 4.5 MCSE."""
+    NUTS with the grades summed out, reliability 2 (repetitions): prevalence, biases, noises,
+    random-answer rates and plausibilities within 4.5 MCSE."""
     labels, _ = simulated_grades(n_items=40, n_annotators=5, per_item=3)
-    gibbs = pl.sample(ordered_probit.build(labels, reliability=2), draws=3000, chains=4,
+    gibbs = pl.sample(ordered_probit.build(labels, reliability=2), draws=2000, chains=4,
                       seed=1, log_likelihood=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -56,7 +60,7 @@ def test_gibbs_matches_nuts_on_the_same_model():
                          target_accept=0.9)
     assert pl.diagnostics.convergence_report(gibbs).ok
     assert pl.diagnostics.convergence_report(nuts).ok
-    assert_same_posterior(gibbs, nuts, ("class_prior", "bias", "noise", "plausibility"))
+    assert_same_posterior(gibbs, nuts, ("class_prior", "bias", "noise", "spam", "plausibility"))
 
 
 def test_bias_and_noise_draw_their_conjugate_conditionals():
@@ -67,16 +71,17 @@ def test_bias_and_noise_draw_their_conjugate_conditionals():
     8 %)."""
     labels, _ = simulated_grades(n_items=30, n_annotators=3, per_item=3)
     kernel = OrderedProbitKernel(labels, bias_scale=0.5, noise_shape=3.0, noise_rate=0.5,
-                                 gamma=1)
+                                 spam_prior=(1.0, 4.0), gamma=1)
     kernel.moves, kernel.shift = 0, False  # the conjugate steps alone (the slice updates: the
     # NUTS check above)
     z = np.array([labels.label[labels.item == i][0] for i in range(labels.n_items)])
-    state = (z, np.zeros(3), np.full(3, 0.25))
+    state = (z, np.zeros(3), np.full(3, 0.25), np.full(3, 1e-300))  # every answer earnest
     rng = np.random.default_rng(0)
     lower, upper = thresholds(labels.n_classes)
     draws = []
     for _ in range(4000):
-        out = {"class_prior": np.empty(4), "bias": np.empty(3), "noise": np.empty(3)}
+        out = {"class_prior": np.empty(4), "bias": np.empty(3), "noise": np.empty(3),
+               "spam": np.empty(3)}
         kernel.sweep(rng, state, out)
         draws.append(np.concatenate([out["bias"], out["noise"]]))
     draws = np.array(draws)
@@ -103,36 +108,37 @@ def test_bias_and_noise_draw_their_conjugate_conditionals():
 
 
 def test_log_likelihood_and_new_label_probabilities_by_a_plain_loop():
-    """Each item's term is ``log sum_c pi_c prod_k P(x_k | c)^gamma`` with ``P(x | c) =
-    Phi((x + 1/2 - c - b) / s) - Phi((x - 1/2 - c - b) / s)`` (end grades open), and a new
-    label's probabilities are those rows, summing to 1."""
+    """Each item's term is ``log sum_c pi_c prod_k P(x_k | c)^gamma`` with ``P(x | c) = e / K +
+    (1 - e) [Phi((x + 1/2 - c - b) / s) - Phi((x - 1/2 - c - b) / s)]`` (end grades open), and
+    a new label's probabilities are those rows, summing to 1."""
     labels, _ = simulated_grades(n_items=12, n_annotators=4, per_item=3)
     trace = pl.sample(ordered_probit.build(labels, reliability=2), draws=4, chains=1, seed=0,
                       check_convergence=False)
     posterior = trace.posterior
     K = labels.n_classes
 
-    def p_label(x, c, b, s):
+    def p_label(x, c, b, s, e):
         hi = 1.0 if x == K - 1 else stats.norm.cdf((x + 0.5 - c - b) / s)
         lo = 0.0 if x == 0 else stats.norm.cdf((x - 0.5 - c - b) / s)
-        return hi - lo
+        return e / K + (1 - e) * (hi - lo)
 
     for draw in (0, 3):
         pi = posterior["class_prior"].values[0, draw]
-        b, s = posterior["bias"].values[0, draw], posterior["noise"].values[0, draw]
+        b, s, e = (posterior[name].values[0, draw] for name in ("bias", "noise", "spam"))
         for i in range(labels.n_items):
             terms = np.log(pi).copy()
             for k in np.flatnonzero(labels.item == i):
                 j = labels.annotator[k]
-                terms += 2 * np.log([p_label(labels.label[k], c, b[j], s[j]) for c in range(K)])
+                terms += 2 * np.log([p_label(labels.label[k], c, b[j], s[j], e[j])
+                                     for c in range(K)])
             np.testing.assert_allclose(trace.log_likelihood["labels"].values[0, draw, i],
                                        logsumexp(terms), rtol=1e-9)
     probabilities = ordered_probit.label_probabilities(trace, np.array([0]), np.array([3]),
                                                        np.array([0, 5]), np.array([1, 2]))
     assert probabilities.shape == (1, 2, K, K)
     np.testing.assert_allclose(probabilities.sum(-1), 1.0)
-    b, s = posterior["bias"].values[0, 3], posterior["noise"].values[0, 3]
-    np.testing.assert_allclose(probabilities[0, 1, 2], [p_label(x, 2, b[2], s[2])
+    b, s, e = (posterior[name].values[0, 3] for name in ("bias", "noise", "spam"))
+    np.testing.assert_allclose(probabilities[0, 1, 2], [p_label(x, 2, b[2], s[2], e[2])
                                                         for x in range(K)], rtol=1e-9)
 
 
@@ -175,19 +181,21 @@ def simulate_from_prior(rng, n_items=20, n_annotators=4, per_item=3, n_grades=3)
     pi = rng.dirichlet(np.ones(n_grades))
     b = rng.normal(0, 0.5, n_annotators)
     s = np.sqrt(0.5 / rng.gamma(3.0, size=n_annotators))
+    e = rng.beta(1.0, 4.0, size=n_annotators)
     z = rng.choice(n_grades, n_items, p=pi)
-    labels = perceived_grades(rng, z, b, s, per_item, n_grades)
-    return {"class_prior": pi, "bias": b, "noise": s}, labels
+    labels = perceived_grades(rng, z, b, s, per_item, n_grades, spam=e)
+    return {"class_prior": pi, "bias": b, "noise": s, "spam": e}, labels
 
 
 @pytest.mark.slow
 def test_simulation_based_calibration():
-    """Ranks of the true prevalence, biases and noises among the posterior draws are uniform
+    """Ranks of the true prevalence, biases, noises and random-answer rates among the posterior
+    draws are uniform
     over 40 data sets drawn from the prior (Talts et al. 2018)."""
     from plausible.inference.sbc import simulation_based_calibration
 
     result = simulation_based_calibration(ordered_probit.build, simulate_from_prior,
-                                          var_names=["class_prior", "bias", "noise"],
+                                          var_names=["class_prior", "bias", "noise", "spam"],
                                           n_simulations=40, draws=200, chains=2, thin=4,
                                           tune=100, seed=5, log_likelihood=False)
     for name, p in result.p_values(bins=10).items():
