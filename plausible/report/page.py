@@ -107,6 +107,7 @@ h2 { border-bottom: 2px solid #16324f; padding-bottom: .2em; }
 figure { margin: 1em 0; }
 figure img { max-width: 100%; height: auto; }
 figcaption { color: #555; font-size: .9em; }
+pre { white-space: pre-wrap; }
 .scroll { max-height: 32em; overflow: auto; border: 1px solid #ccd5df; }
 table { border-collapse: collapse; font-size: .9em; }
 th, td { padding: .25em .6em; border-bottom: 1px solid #e3e8ee; text-align: left; }

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from plausible import models, plots
-from plausible.diagnostics import annotator_quality
+from plausible.diagnostics import annotator_quality, rhat
 from plausible.diagnostics.convergence import CONVERGED, EXACT, NOT_CONVERGED
 from plausible.report.page import Section, figure, paragraph, table, text
 
@@ -35,6 +35,11 @@ SPAM_SHARE = 0.9
 """An annotator is flagged as a likely spammer when at least this share of the draws has them
 answer at random more often than not (MACE's competence below 1/2, ordered probit's rate of
 random answers above 1/2)."""
+RANKED = 4
+"""Variables in the convergence section's rank plot (the least converged first)."""
+MAX_RANKED_VALUES = 20_000_000
+"""Variables with more stored values than this (chain x draw x elements) are left out of the
+rank plot: their R-hat per element would cost more than the plot tells."""
 PLAUSIBILITY_COLUMNS = 12
 """Up to this many classes the item table has a plausibility column per class; above, the
 three most plausible classes with their plausibilities."""
@@ -82,10 +87,43 @@ def summary(result, check) -> Section:
     section.add(table(variables.rename_axis("variable"), id="convergence-table",
                       caption="Per variable: worst split R-hat (and where), smallest bulk and "
                               "tail ESS (Vehtari et al. 2021).", sortable=True))
+    ranked = _rank_figure(result.trace, variables)
+    if ranked:
+        section.add(ranked)
     if report.modes is not None and len(report.modes):
         section.add(table(report.modes.head(50), id="chain-modes",
                           caption="Items on whose most plausible class the chains disagree."))
     return section
+
+
+def _rank_figure(trace, variables: pd.DataFrame) -> str:
+    """ArviZ's rank plot (:func:`plausible.plots.rank`) of the least converged element of each
+    assessed variable stored per draw, at most :data:`RANKED` of them, worst first; empty
+    when there is none (exact draws, summaries only)."""
+    posterior = trace["posterior"]
+    assessed = variables[variables["max_rhat"].notna()].index
+    chosen, coords = [], {}
+    for name in assessed:
+        if name not in posterior.data_vars or len(chosen) == RANKED:
+            continue
+        var = posterior[name].transpose("chain", "draw", ...)
+        if var.size > MAX_RANKED_VALUES:
+            continue
+        element = np.unravel_index(int(np.nanargmax(rhat(var.values))), var.shape[2:])
+        at = {dim: var[dim].values[i] for dim, i in zip(var.dims[2:], element)}
+        if any(dim in coords and coords[dim] != [value] for dim, value in at.items()):
+            continue  # a shared dim already pinned elsewhere: one element per dim in a plot
+        coords.update({dim: [value] for dim, value in at.items()})
+        chosen.append(name)
+    if not chosen:
+        return ""
+    collection = plots.rank(trace, chosen, coords=coords)
+    axes = next(iter(collection.viz["plot"].data_vars.values())).values.flat[0]
+    return figure(axes.figure, "ArviZ's rank plots of the least converged elements (one per "
+                               "variable where their dims allow): each chain's ECDF of its "
+                               "fractional ranks among all draws, minus the uniform's; near 0 "
+                               "when the chains mix, black points outside the simultaneous "
+                               "band.")
 
 
 def certainty(result, items: pd.DataFrame, threshold: float) -> Section:
