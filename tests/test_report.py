@@ -255,7 +255,7 @@ def test_report_of_prirn_on_dermatology_in_the_browser(browser, data_home, tmp_p
     result = pl.aggregate(rankings, "prirn", seed=0)
     assert "plausibility_candidates" in result.trace["posterior"]  # 419 classes, few named
     check_in_browser(browser, result, tmp_path / "dermatology.html", "dermatology-prirn",
-                     draws=50)
+                     draws=20)
 
 
 @pytest.mark.data

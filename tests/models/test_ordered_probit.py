@@ -50,8 +50,8 @@ def test_gibbs_matches_nuts_on_the_same_model():
     """Exact Gibbs (perceptions augmented, grades drawn with them integrated out) against
     NUTS with the grades summed out, reliability 2 (repetitions): prevalence, biases, noises,
     random-answer rates and plausibilities within 4.5 MCSE."""
-    labels, _ = simulated_grades(n_items=40, n_annotators=5, per_item=3)
-    gibbs = pl.sample(ordered_probit.build(labels, reliability=2), draws=2000, chains=4,
+    labels, _ = simulated_grades(n_items=30, n_annotators=4, per_item=3)
+    gibbs = pl.sample(ordered_probit.build(labels, reliability=2), draws=1500, chains=4,
                       seed=1, log_likelihood=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -191,12 +191,12 @@ def simulate_from_prior(rng, n_items=20, n_annotators=4, per_item=3, n_grades=3)
 def test_simulation_based_calibration():
     """Ranks of the true prevalence, biases, noises and random-answer rates among the posterior
     draws are uniform
-    over 40 data sets drawn from the prior (Talts et al. 2018)."""
+    over 25 data sets drawn from the prior (Talts et al. 2018)."""
     from plausible.inference.sbc import simulation_based_calibration
 
     result = simulation_based_calibration(ordered_probit.build, simulate_from_prior,
                                           var_names=["class_prior", "bias", "noise", "spam"],
-                                          n_simulations=40, draws=200, chains=2, thin=4,
+                                          n_simulations=25, draws=160, chains=2, thin=4,
                                           tune=100, seed=5, log_likelihood=False)
     for name, p in result.p_values(bins=10).items():
         assert p > 1e-3, (name, p)
