@@ -67,6 +67,7 @@ from plausible.inference.ordered_probit_sampler import (OrderedProbitKernel,
                                                         label_table, thresholds)
 from plausible.maths.categorical import categorical_draws
 from plausible.metrics.chunks import iter_sample_blocks
+from plausible.models.latent_class import _read as read_draws
 from plausible.models.latent_class import check_labels, coords
 
 WHOLE_RELIABILITY = ("the ordered-probit Gibbs sampler repeats every label; pass gibbs=False "
@@ -142,9 +143,8 @@ def build(labels: Labels, *, reliability: float = 1, bias_scale: float = 0.5,
 
 
 def _read(posterior, name, chain, draw) -> np.ndarray:
-    variable = posterior[name]
-    return np.asarray(variable.transpose("chain", "draw", *variable.dims[2:]).values[chain, draw],
-                      dtype=np.float64)
+    """:func:`plausible.models.latent_class._read` (just those draws) in float64."""
+    return read_draws(posterior, name, chain, draw).astype(np.float64, copy=False)
 
 
 def log_likelihood(trace, labels: Labels) -> xr.DataArray:

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from plausible import models, plots
+from plausible.models import ratings_censored
 from plausible.diagnostics import annotator_quality, rhat
 from plausible.diagnostics.convergence import CONVERGED, EXACT, NOT_CONVERGED
 from plausible.report.page import Section, figure, paragraph, table, text
@@ -148,8 +149,9 @@ def certainty(result, items: pd.DataFrame, threshold: float) -> Section:
 
 
 def _consensus(result) -> str:
-    """Ratings: every item's consensus score on the rating scale with its 95 % interval."""
-    consensus = result.to_frame().set_index("item").sort_values("consensus_score")
+    """Ratings: every item's consensus score on the rating scale with its 95 % interval
+    (:func:`plausible.models.ratings_censored.consensus`)."""
+    consensus = ratings_censored.consensus(result.trace).sort_values("consensus_score")
     fig, ax = plt.subplots(figsize=(11, 3.5))
     x = np.arange(len(consensus))
     ax.vlines(x, consensus["consensus_q025"], consensus["consensus_q975"], color="C0", lw=1)
