@@ -254,15 +254,23 @@ def reads(format: str):
     """Decorator of a model builder whose first argument is a ``format`` container: a
     DataFrame given there instead is read by :func:`from_frame` (crowd-kit's ``task, worker,
     label`` or the project's column names; name other columns with
-    :func:`plausible.data.from_frame` first)."""
+    :func:`plausible.data.from_frame` first). A labels builder also takes ``known=`` (item
+    -> class: gold items, an expert's adjudication), applied as :meth:`Labels.with_known`
+    before the builder sees the labels: every latent-class model clamps those items' classes
+    (or refuses known classes in one line)."""
     if format not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}, got {format!r}")
 
     def decorate(build):
         @functools.wraps(build)
-        def builder(data, *args, **kwargs):
+        def builder(data, *args, known=None, **kwargs):
             if isinstance(data, pd.DataFrame):
                 data = from_frame(data, format=format)
+            if known is not None:
+                if format != "labels":
+                    raise ValueError(f"known= (the true class of some items) is for label "
+                                     f"models; {build.__name__} reads {format}")
+                data = data.with_known(known)
             return build(data, *args, **kwargs)
         return builder
     return decorate

@@ -125,9 +125,10 @@ def repeated_annotators(offsets: np.ndarray, code: np.ndarray, n_classes: int) -
 
 
 @numba.njit(cache=True, nogil=True)
-def full_sweep(offsets, code, beta, a, gamma, u, z, counts, row_totals, class_counts, log_num,
+def full_sweep(offsets, code, beta, a, gamma, u, z, fixed, counts, row_totals, class_counts, log_num,
                log_den, repeats):  # pragma: no cover - compiled
-    """Full Dawid–Skene's collapsed sweep (module docstring) over every item: ``counts
+    """Full Dawid–Skene's collapsed sweep (module docstring) over every item whose class is
+    not known (``fixed[i] < 0``; a known item keeps ``z_i = fixed[i]``): ``counts
     (annotator * C + label, class)``, ``row_totals (annotator, class)`` and ``class_counts
     (class,)`` hold the classes ``z`` and are kept current; ``log_num``, ``log_den``: the
     predictive terms by count (:func:`log_tables`; ``log_num`` empty: computed here);
@@ -138,6 +139,8 @@ def full_sweep(offsets, code, beta, a, gamma, u, z, counts, row_totals, class_co
     log_q = np.empty(n_classes)
     changed = 0
     for i in range(n_items):
+        if fixed[i] >= 0:  # a known class: never moves, its labels stay counted under it
+            continue
         start, stop, old = offsets[i], offsets[i + 1], z[i]
         class_counts[old] -= 1
         _shift_full(code, start, stop, old, -1, counts, row_totals)
@@ -175,18 +178,20 @@ def _shift_one_coin(code, start, stop, c, step, counts, right, total):  # pragma
 
 
 @numba.njit(cache=True, nogil=True)
-def one_coin_sweep(offsets, code, a, u, z, counts, right, total, class_counts, log_right,
+def one_coin_sweep(offsets, code, a, u, z, fixed, counts, right, total, class_counts, log_right,
                    log_wrong, log_total, repeats):  # pragma: no cover - compiled
     """One-coin's collapsed sweep (module docstring): ``right (annotator,)`` and ``total
     (annotator,)`` count each annotator's right and all labels under the classes ``z``,
     ``counts (annotator * C + label, class)`` and ``class_counts (class,)`` as in
-    :func:`full_sweep`; all kept current. ``log_right[n]``, ``log_wrong[n]``,
+    :func:`full_sweep`; all kept current; ``fixed``: as in :func:`full_sweep`. ``log_right[n]``, ``log_wrong[n]``,
     ``log_total[n]``: the predictive terms by count (:func:`one_coin_tables`); ``repeats``:
     as in :func:`full_sweep`. Returns the number of items whose class changed."""
     n_items, n_classes = offsets.size - 1, a.size
     log_q = np.empty(n_classes)
     changed = 0
     for i in range(n_items):
+        if fixed[i] >= 0:  # a known class: never moves, its labels stay counted under it
+            continue
         start, stop, old = offsets[i], offsets[i + 1], z[i]
         class_counts[old] -= 1
         _shift_one_coin(code, start, stop, old, -1, counts, right, total)
@@ -313,14 +318,15 @@ def _single(j, x, prior_a, prior_b, delta, delta_sum, truthful, spam, spam_label
 
 @numba.njit(cache=True, nogil=True)
 def mace_sweep(item_groups, group_annotator, group_offsets, group_label, group_code, a,
-               repetitions, prior_a, prior_b, delta, u, z, group_truthful, truthful, spam,
+               repetitions, prior_a, prior_b, delta, u, z, fixed, group_truthful, truthful, spam,
                spam_label, counts, class_counts):  # pragma: no cover - compiled
     """MACE's collapsed sweep (module docstring) over every item: ``(z_i, t_i) | z_-i, t_-i,
     x`` with every competence and strategy integrated out, ``t_g`` the truthful copies of
     group ``g`` (one annotator's labels on one item, :func:`mace_groups`), drawn from the
     caller's uniforms ``u (item + group,)`` (the items' first). ``truthful``, ``spam``
     ``(annotator,)``, ``spam_label (annotator, label)``, ``counts (code, class)`` and
-    ``class_counts`` are kept current. Returns the number of items whose class changed."""
+    ``class_counts`` are kept current. An item of known class (``fixed[i] >= 0``) keeps it;
+    its groups' ``t`` are drawn given it. Returns the number of items whose class changed."""
     n_items, n_classes = item_groups.size - 1, a.size
     most = 1
     for g in range(group_annotator.size):
@@ -362,7 +368,7 @@ def mace_sweep(item_groups, group_annotator, group_offsets, group_label, group_c
                                       prior_b, delta, delta_sum, truthful, spam, spam_label,
                                       added, log_w, log_factorial)
                 log_q[c] += _log_sum(log_w, n_agree + 1)
-        new = _draw(log_q, u[i])
+        new = _draw(log_q, u[i]) if fixed[i] < 0 else fixed[i]
         z[i] = new
         changed += new != old
         class_counts[new] += 1

@@ -190,13 +190,14 @@ def count_labels(offsets, code, z, counts, class_counts, start, stop):  # pragma
 
 
 @numba.njit(cache=True, nogil=True)
-def class_sweep(offsets, code, table, log_pi, gamma, u, z, counts, class_counts, out,
+def class_sweep(offsets, code, table, log_pi, gamma, u, z, fixed, counts, class_counts, out,
                 start, stop):  # pragma: no cover - compiled
     """For items ``start..stop``: ``p_i = softmax(log_pi + gamma L[i])`` (written to
     ``out[i]`` when ``out`` has rows, e.g. a float32 ``(item, class)`` view of the trace),
-    then ``z_i`` = the first class whose cumulative ``p_i`` exceeds ``u[i]``; ``counts``
-    and ``class_counts`` (this range's) follow every class that changes. Returns the number
-    of items whose class changed."""
+    then ``z_i`` = the first class whose cumulative ``p_i`` exceeds ``u[i]``, or ``fixed[i]``
+    and its one-hot ``p_i`` where ``fixed[i] >= 0`` (a known class,
+    :mod:`plausible.maths.known_classes`); ``counts`` and ``class_counts`` (this range's)
+    follow every class that changes. Returns the number of items whose class changed."""
     n_classes = log_pi.size
     changed = 0
     store = out.shape[0] > 0
@@ -207,17 +208,23 @@ def class_sweep(offsets, code, table, log_pi, gamma, u, z, counts, class_counts,
         _block_posteriors(table, code, offsets, log_pi, gamma, block, end, buffer, totals)
         for i in range(block, end):
             row, total = buffer[i - block], totals[i - block]
-            if store:
-                for c in range(n_classes):
-                    out[i, c] = row[c] / total
-            target = u[i] * total
-            new = n_classes - 1
-            cumulative = 0.0
-            for c in range(n_classes - 1):
-                cumulative += row[c]
-                if target < cumulative:
-                    new = c
-                    break
+            if fixed[i] >= 0:
+                new = fixed[i]
+                if store:
+                    for c in range(n_classes):
+                        out[i, c] = 1.0 if c == new else 0.0
+            else:
+                if store:
+                    for c in range(n_classes):
+                        out[i, c] = row[c] / total
+                target = u[i] * total
+                new = n_classes - 1
+                cumulative = 0.0
+                for c in range(n_classes - 1):
+                    cumulative += row[c]
+                    if target < cumulative:
+                        new = c
+                        break
             old = z[i]
             if new != old:
                 changed += 1
@@ -280,9 +287,10 @@ def class_log_likelihood_kernel(table, offsets, code):  # pragma: no cover - com
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
-def marginal_log_likelihood_kernel(log_pi, table, gamma, offsets, code):  # pragma: no cover
+def marginal_log_likelihood_kernel(log_pi, table, gamma, offsets, code, fixed):  # pragma: no cover
     """``logsumexp_c(log_pi[s, c] + gamma L[s, i, c])`` ``(sample, item)`` without holding
-    ``L``; parallel over samples."""
+    ``L``, or ``log_pi[s, k] + gamma L[s, i, k]`` for an item of known class ``k = fixed[i]
+    >= 0``; parallel over samples."""
     n_samples, n_classes = log_pi.shape
     n_items = offsets.size - 1
     out = np.empty((n_samples, n_items))
@@ -290,5 +298,7 @@ def marginal_log_likelihood_kernel(log_pi, table, gamma, offsets, code):  # prag
         row = np.empty(n_classes)
         for i in range(n_items):
             _accumulate(table[s], code, offsets[i], offsets[i + 1], row)
-            out[s, i] = tempered_logsumexp(row, log_pi[s], gamma)
+            k = fixed[i]
+            out[s, i] = (tempered_logsumexp(row, log_pi[s], gamma) if k < 0 else
+                         log_pi[s, k] + gamma * row[k])
     return out

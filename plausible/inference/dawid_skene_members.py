@@ -124,7 +124,7 @@ class FullConfusion:
                         state):
         totals, log_num, log_den = statistics
         return collapsed.full_sweep(design.offsets, design.code, self.beta, a, gamma,
-                                    rng.random(design.n_items), z, counts, totals, class_counts,
+                                    rng.random(design.n_items), z, design.fixed, counts, totals, class_counts,
                                     log_num, log_den, design.repeats)
 
 
@@ -173,7 +173,7 @@ class OneCoin:
     def collapsed_sweep(self, rng, design, a, gamma: int, z, counts, class_counts, statistics,
                         state):
         return collapsed.one_coin_sweep(design.offsets, design.code, a,
-                                        rng.random(design.n_items), z, counts, *statistics[:2],
+                                        rng.random(design.n_items), z, design.fixed, counts, *statistics[:2],
                                         class_counts, *statistics[2:], design.repeats)
 
     @staticmethod
@@ -255,7 +255,7 @@ class Mace:
         (:func:`~plausible.inference.dawid_skene_collapsed.mace_sweep`)."""
         n_groups = statistics[1].size
         return collapsed.mace_sweep(*statistics[:5], a, self.repetitions, self.a, self.b,
-                                    self.delta, rng.random(design.n_items + n_groups), z,
+                                    self.delta, rng.random(design.n_items + n_groups), z, design.fixed,
                                     *statistics[5:], counts, class_counts)
 
     def collapsed_draw(self, rng, statistics, table):
@@ -342,7 +342,7 @@ class Hierarchical:
         log_mu = state[:, 1:] - np.logaddexp.reduce(state[:, 1:], axis=1, keepdims=True)
         alpha = np.exp(state[:, :1] + log_mu)
         return collapsed.full_sweep(design.offsets, design.code, alpha, a, gamma,
-                                    rng.random(design.n_items), z, counts, statistics[0],
+                                    rng.random(design.n_items), z, design.fixed, counts, statistics[0],
                                     class_counts,
                                     *collapsed.log_tables(alpha, gamma, design.most_labels),
                                     design.repeats)

@@ -60,6 +60,7 @@ from plausible.inference.dawid_skene_collapsed import repeated_annotators
 from plausible.inference.difficulty_slice import LabelGroups
 from plausible.inference.driver import sample_kernel
 from plausible.inference.kernel import Variable
+from plausible.maths.known_classes import clamp_known
 from plausible.metrics.chunks import chunk_steps
 from plausible.metrics.storage import Layout
 
@@ -89,6 +90,9 @@ class Design:
         self.annotator_labels = np.bincount(labels.annotator, minlength=labels.n_annotators)
         self.most_labels = int(self.annotator_labels.max(initial=0))
         self.repeats = repeated_annotators(self.offsets, self.code, C)
+        self.known = labels.known
+        self.fixed = (np.full(labels.n_items, -1, dtype=np.int64) if labels.known is None
+                      else labels.known)
 
     @classmethod
     def concatenate(cls, designs) -> Design:
@@ -107,6 +111,9 @@ class Design:
         design.annotator_labels = np.sum([d.annotator_labels for d in designs], axis=0)
         design.most_labels = int(design.annotator_labels.max(initial=0))
         design.repeats = np.concatenate([d.repeats for d in designs])
+        if any(d.known is not None for d in designs):
+            raise ValueError("known classes are not supported in a sharded chain")
+        design.known, design.fixed = None, np.full(design.n_items, -1, dtype=np.int64)
         return design
 
     def parts(self, n_parts: int) -> list[tuple[int, int]]:
@@ -134,8 +141,16 @@ class Design:
         """int ``(item,)``: each item's class drawn from its labels' class shares (a chain's
         start, dispersed between chains by ``rng``)."""
         cumulative = np.cumsum(self.label_shares(), axis=1)
-        return np.minimum((rng.random((self.n_items, 1)) > cumulative).sum(axis=1),
-                          self.n_classes - 1)
+        z = np.minimum((rng.random((self.n_items, 1)) > cumulative).sum(axis=1),
+                       self.n_classes - 1)
+        return self.clamp_classes(z)
+
+    def clamp_classes(self, z: np.ndarray) -> np.ndarray:
+        """``z (item,)`` with every known item's class set to it, in place (and returned)."""
+        if self.known is not None:
+            rows = self.known >= 0
+            z[rows] = self.known[rows]
+        return z
 
 
 class ChainState:
@@ -211,11 +226,10 @@ class DawidSkeneKernel:
         it; the annotator parameters are drawn given them by the first sweep."""
         z = self.design.label_share_classes(rng)
         previous = np.asarray(values["final_class"])
-        known = previous >= 0
-        z[known] = previous[known]
-        return ChainState(self, z, self.member.start(self.design.n_annotators,
-                                                     self.design.n_classes))
-
+        earlier = previous >= 0
+        z[earlier] = previous[earlier]
+        return ChainState(self, self.design.clamp_classes(z), self.member.start(
+            self.design.n_annotators, self.design.n_classes))
     def finish(self, state, out):
         """The chain's last classes, for a warm start of a later run (:meth:`resume`)."""
         out["final_class"][...] = state.z
@@ -223,7 +237,7 @@ class DawidSkeneKernel:
     def load(self, values, rng):
         """The classes ``true_class`` and the member's state from the model's values; the
         sweep draws the annotator parameters and ``pi`` afresh before reading them."""
-        z = np.array(values["true_class"], dtype=np.int64)
+        z = self.design.clamp_classes(np.array(values["true_class"], dtype=np.int64))
         return ChainState(self, z, self.member.load(values, self.design.n_annotators,
                                                     self.design.n_classes, rng))
 
@@ -246,7 +260,8 @@ class DawidSkeneKernel:
         kernel_code.draw_class_prior(rng, state.class_counts, self.a, state.log_pi, state.u)
         store = out.get("plausibility", self._no_store) if out is not None else self._no_store
         sweep = functools.partial(kernel_code.class_sweep, design.offsets, design.code,
-                                  state.table, state.log_pi, self.gamma, state.u, state.z)
+                                  state.table, state.log_pi, self.gamma, state.u, state.z,
+                                  design.fixed)
         if state.pool is None:
             changed = sum(sweep(state.counts[p], state.class_counts[p], store, start, stop)
                           for p, (start, stop) in enumerate(parts))
@@ -283,6 +298,7 @@ class DawidSkeneKernel:
         if out is not None and "plausibility" in out:
             kernel_code.class_posteriors(design.offsets, design.code, state.table, state.log_pi,
                                          self.gamma, out["plausibility"])
+            clamp_known(out["plausibility"], design.known)
         self._record(state, out, changed)
         return state
 
@@ -312,8 +328,10 @@ def _lazy_plausibility(design, pi, values, member, gamma, dtype) -> da.Array:
             log_pi = np.log(pi[c0, d0:d1])
             theta = member.confusion({name: v[c0, d0:d1] for name, v in values.items()}, C)
             table = design.table(np.log(theta))
-        return kernel_code.plausibility_kernel(log_pi, table, gamma, design.offsets, design.code,
-                                          i0, i1)[None].astype(dtype, copy=False)
+        p = kernel_code.plausibility_kernel(log_pi, table, gamma, design.offsets, design.code,
+                                            i0, i1)
+        clamp_known(p, None if design.known is None else design.known[i0:i1])
+        return p[None].astype(dtype, copy=False)
 
     chunks = ((1,) * chains, _steps(draws, draw_step), _steps(design.n_items, item_step), (C,))
     return da.map_blocks(block, chunks=chunks, dtype=dtype,  # named: the design is not hashed

@@ -65,7 +65,8 @@ class DawidSkeneShard(ItemShard):
         design, derived = self.design, chain.derived
         u = chain.rng.random(design.n_items)
         return kernel_code.class_sweep(design.offsets, design.code, table, log_pi, self.gamma,
-                                       u, chain.z, derived["counts"], derived["class_counts"],
+                                       u, chain.z, design.fixed, derived["counts"],
+                                       derived["class_counts"],
                                        store, 0, design.n_items)
 
     def _statistics(self, chain) -> tuple:

@@ -53,6 +53,7 @@ from plausible.data.labels import Labels
 from plausible.inference.kernel import Variable
 from plausible.inference.lockstep_slice import slice_updates
 from plausible.maths.categorical import categorical_draws
+from plausible.maths.known_classes import known_log_mask
 from plausible.maths.logspace import log_dirichlet_draws, logsumexp_last
 from plausible.maths.normal_intervals import log_interval_probability, truncated_normal_draws
 
@@ -141,6 +142,7 @@ class OrderedProbitKernel:
         self.counts = label_counts(labels)
         self.lower, self.upper = (end[labels.label] for end in thresholds(labels.n_classes))
         self.log_uniform = -np.log(labels.n_classes)
+        self.mask = known_log_mask(labels.known, labels.n_items, labels.n_classes)
         self.n_labels = self.gamma * np.bincount(labels.annotator, minlength=labels.n_annotators)
         J, K = labels.n_annotators, labels.n_classes
         self.variables = {"class_prior": Variable(("class",), (K,)),
@@ -150,9 +152,11 @@ class OrderedProbitKernel:
                           "plausibility": Variable(("item", "class"), (labels.n_items, K), dtype)}
 
     def grade_probabilities(self, log_pi, bias, noise, spam) -> np.ndarray:
-        """Step 5's ``P(z_i = c | b, s, e, pi, x)``, ``(item, grade)``."""
+        """Step 5's ``P(z_i = c | b, s, e, pi, x)``, ``(item, grade)`` (one-hot for an item
+        of known grade)."""
         table = label_table(bias, noise, self.labels.n_classes, spam)
-        p = log_pi[None, :] + self.gamma * grade_log_likelihoods(self.counts, table)
+        p = log_pi[None, :] + self.mask + self.gamma * grade_log_likelihoods(self.counts,
+                                                                             table)
         p = np.exp(p - p.max(axis=1, keepdims=True))
         return p / p.sum(axis=1, keepdims=True)
 
@@ -223,7 +227,8 @@ class OrderedProbitKernel:
                                 np.tile(spam, m)).reshape(m, J, K, K)
             L = self.counts @ table.transpose(1, 3, 0, 2).reshape(J * K, m * K)
             L = np.asarray(L).reshape(-1, m, K)  # (item, point, grade)
-            per_item = logsumexp_last(log_pi + self.gamma * L)[..., 0]  # (item, point)
+            per_item = logsumexp_last(log_pi + self.mask[:, None, :]
+                                      + self.gamma * L)[..., 0]  # (item, point)
             return (per_item.sum(axis=0)
                     - 0.5 * (shifted ** 2).sum(axis=1) / self.bias_scale ** 2)[:, None]
 
@@ -233,11 +238,14 @@ class OrderedProbitKernel:
         return bias + shift[0]
 
     def start(self, rng):
-        """The labels' median grades, a fifth of the items at random grades; no bias, noise
+        """The labels' median grades, a fifth of the items at random grades (known grades
+        kept); no bias, noise
         at the prior's mode, random answers at the prior's mean."""
         z = median_grades(self.labels)
         scattered = rng.random(z.size) < SCATTERED
         z[scattered] = rng.integers(0, self.labels.n_classes, int(scattered.sum()))
+        if self.labels.known is not None:
+            z = np.where(self.labels.known >= 0, self.labels.known, z)
         J = self.labels.n_annotators
         a, b = self.spam_prior
         return (z, np.zeros(J), np.full(J, self.noise_rate / (self.noise_shape + 1)),

@@ -81,6 +81,7 @@ from plausible.inference.annotator_beta_gibbs import AccuracyBlock, AnnotatorBet
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
 from plausible.inference.slice_hyper import BetaHyperSpec
 from plausible.metrics.chunks import iter_sample_blocks
+from plausible.models.latent_class import refuse_known
 
 ACCURACY_KINDS = ("hierarchical", "symmetric", "pooled")
 INITIAL_ACCURACY = 0.8
@@ -148,6 +149,7 @@ def build(labels: Labels, *, reliability: float = 1.0, accuracy: str = "hierarch
     ``log_likelihood`` and ``observed_data`` groups.
     """
     _check_binary(labels)
+    refuse_known(labels, "annotator-beta")
     gamma = positive("reliability", reliability)
     if accuracy not in ACCURACY_KINDS:
         raise ValueError(f"accuracy must be one of {ACCURACY_KINDS}, got {accuracy!r}")

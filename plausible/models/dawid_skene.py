@@ -102,8 +102,10 @@ from plausible.inference.dawid_skene_sampler import (Design, DawidSkeneKernel,
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood, declare_sampler
 from plausible.inference.kernel_step import KernelStep
 from plausible.maths.categorical import categorical_draws
+from plausible.maths.known_classes import clamp_known
 from plausible.metrics.chunks import iter_sample_blocks
-from plausible.models.latent_class import add_class_layer, check_labels, coords, majority_vote
+from plausible.models.latent_class import (add_class_layer, check_labels, coords, known_mask,
+                                           majority_vote)
 
 
 def confusion_concentration(n_classes: int, confusion_prior) -> np.ndarray:
@@ -133,7 +135,7 @@ def _confusion_layer(model: pm.Model, labels: Labels, rows, *, gamma: float, gib
         log_theta = pt.log(theta)
         # L[i, c] = sum over the item's labels of log theta_j[c, x_k]; terms (annotation, class)
         L = pt.inc_subtensor(pt.zeros((labels.n_items, C))[item], log_theta[annotator, :, label])
-        log_joint = pt.log(pi)[None, :] + gamma * L
+        log_joint = pt.log(pi)[None, :] + known_mask(labels) + gamma * L
         posterior = pt.exp(pt.special.log_softmax(log_joint, axis=1))
         if gibbs:
             z = pm.Categorical("true_class", p=pi, dims="item", initval=majority_vote(labels))
@@ -394,7 +396,8 @@ def log_likelihood(trace, labels: Labels, *, design: Design | None = None) -> xr
             log_pi = np.log(pi.reshape(-1, labels.n_classes))
             table = design.table(np.log(theta.reshape(-1, *theta.shape[-3:])))
         out[samples] = kernel.marginal_log_likelihood_kernel(log_pi, table, gamma,
-                                                             design.offsets, design.code)
+                                                             design.offsets, design.code,
+                                                             design.fixed)
     return xr.DataArray(out.reshape(*shape, labels.n_items), dims=("chain", "draw", "item"),
                         coords={"chain": posterior["chain"].values,
                                 "draw": posterior["draw"].values, "item": labels.items})
@@ -422,7 +425,8 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
         else:
             log_joint = np.log(pi[block])[:, None, :] + gamma * class_log_likelihood(
                 labels, theta[block])
-            p_item = np.exp(log_joint - logsumexp(log_joint, axis=-1, keepdims=True))
+            p_item = clamp_known(np.exp(log_joint - logsumexp(log_joint, axis=-1,
+                                                               keepdims=True)), labels.known)
         z = categorical_draws(rng, p_item)
         rows = theta[block][np.arange(n)[:, None], labels.annotator[None, :], z[:, labels.item]]
         out[block] = categorical_draws(rng, rows)

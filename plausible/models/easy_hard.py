@@ -48,7 +48,7 @@ from plausible.inference.easy_hard_sampler import (EasyHardKernel, incidence_mat
                                                    subclass_names)
 from plausible.maths.categorical import categorical_draws
 from plausible.metrics.chunks import iter_sample_blocks
-from plausible.models.latent_class import check_labels, coords
+from plausible.models.latent_class import check_labels, coords, refuse_known
 
 
 def subclass_concentration(n_classes: int, easy_prior, hard_prior) -> np.ndarray:
@@ -72,6 +72,7 @@ def build(labels: Labels, *, reliability: float = 1.0, easy_prior: tuple = (19.0
     runs the exact Gibbs sampler; False leaves the states-summed-out model to NUTS.
     """
     check_labels(labels)
+    refuse_known(labels, "easy-hard")
     C, J, S = labels.n_classes, labels.n_annotators, 2 * labels.n_classes
     gamma = positive("reliability", reliability)
     beta = subclass_concentration(C, easy_prior, hard_prior)

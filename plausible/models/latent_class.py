@@ -62,6 +62,7 @@ from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.inference.declarations import declare_gibbs
 from plausible.inference.latent_class_gibbs import ClassGibbs
 from plausible.inference.difficulty_slice import GLAD, LINKS, LabelGroups
+from plausible.maths.known_classes import clamp_known, known_log_mask
 from plausible.maths.logspace import tempered_logsumexp
 from plausible.metrics.chunks import iter_sample_blocks
 
@@ -76,11 +77,47 @@ def check_labels(labels: Labels) -> None:
                          f"apart), got {list(labels.classes)}")
 
 
+KNOWN_MODELS = ("dawid-skene", "hierarchical-dawid-skene", "one-coin", "mace", "glad",
+                "su-difficulty", "ordered-probit")
+"""The label models that take known classes (:attr:`Labels.known`), clamping them."""
+
+
+def refuse_known(labels: Labels, model: str) -> None:
+    """``ValueError`` in one line when ``labels`` carry known classes, which ``model``'s
+    sampler cannot clamp (it groups items by their label pattern)."""
+    if labels.known is not None:
+        raise ValueError(f"{model} does not take known classes (its sampler pools items with "
+                         f"the same labels); models that do: {', '.join(KNOWN_MODELS)}")
+
+
 def majority_vote(labels: Labels) -> np.ndarray:
-    """Most frequent label per item (ties: the lowest class index), int ``(item,)``."""
+    """Most frequent label per item (ties: the lowest class index), int ``(item,)``; an item
+    of known class (:attr:`Labels.known`) has it."""
     counts = np.bincount(labels.item * labels.n_classes + labels.label,
                          minlength=labels.n_items * labels.n_classes)
-    return counts.reshape(labels.n_items, labels.n_classes).argmax(axis=1)
+    z = counts.reshape(labels.n_items, labels.n_classes).argmax(axis=1)
+    if labels.known is not None:
+        z = np.where(labels.known >= 0, labels.known, z)
+    return z
+
+
+def known_mask(labels: Labels):
+    """The known classes' log mask ``m (item, class)`` (0 or ``-inf``,
+    :mod:`plausible.maths.known_classes`) to add to ``log pi``; the scalar 0 when no class
+    is known, so the graphs of unknown-class data are unchanged."""
+    if labels.known is None:
+        return 0.0
+    return known_log_mask(labels.known, labels.n_items, labels.n_classes)
+
+
+def clamp_graph(labels: Labels, posterior):
+    """Pytensor ``posterior (item, class)`` with every known item's row its class's one-hot
+    (a class posterior computed without :func:`known_mask`)."""
+    if labels.known is None:
+        return posterior
+    rows = labels.known >= 0
+    one_hot = np.eye(labels.n_classes)[np.where(rows, labels.known, 0)]
+    return pt.where(rows[:, None], one_hot, posterior)
 
 
 def coords(labels: Labels) -> dict:
@@ -127,11 +164,11 @@ def add_class_layer(model: pm.Model, labels: Labels, log_correct, log_incorrect,
         pi = pm.Dirichlet("class_prior", a=concentration, dims="class")
         if class_posterior is None or not gibbs:
             L = class_log_likelihood_graph(labels, log_correct, log_incorrect)
-            log_joint = pt.log(pi)[None, :] + gamma * L
+            log_joint = pt.log(pi)[None, :] + known_mask(labels) + gamma * L
         if class_posterior is None:
             posterior = pt.exp(pt.special.log_softmax(log_joint, axis=1))
         else:
-            posterior = class_posterior(pt.log(pi), gamma)
+            posterior = clamp_graph(labels, class_posterior(pt.log(pi), gamma))
         if gibbs:
             z = pm.Categorical("true_class", p=pi, dims="item", initval=majority_vote(labels))
             agree = pt.eq(labels.label, z[label_indices(labels)[0]])
@@ -334,11 +371,22 @@ def marginal_log_likelihood(trace, labels: Labels,
     sample_shape = (posterior.sizes["chain"], posterior.sizes["draw"])
     out = np.empty((np.prod(sample_shape), labels.n_items))
     width = labels.n_annotators + 2 * labels.n_items + labels.n_classes
+    known = np.flatnonzero(labels.known >= 0) if labels.known is not None else None
+    if known is not None:
+        known_groups = _by_item(labels.subset(known))
     for samples, index in iter_sample_blocks(sample_shape, width):
+        log_pi = np.log(_read(posterior, "class_prior", *index))
+        annotator_x = _read(posterior, parameters.annotator, *index)
+        item_x = _read(posterior, parameters.item, *index)
         out[samples] = marginal_log_likelihoods(
-            parameters.family, np.log(_read(posterior, "class_prior", *index)), gamma,
-            _read(posterior, parameters.annotator, *index), _read(posterior, parameters.item, *index),
+            parameters.family, log_pi, gamma, annotator_x, item_x,
             groups.offsets, groups.partner, groups.label)
+        if known is not None:  # log pi_k + gamma L[i, k] at the known class k
+            L = class_log_likelihoods(parameters.family, annotator_x, item_x[:, known],
+                                      known_groups.offsets, known_groups.partner,
+                                      known_groups.label, labels.n_classes)
+            k = labels.known[known]
+            out[samples, known] = log_pi[:, k] + gamma * L[:, np.arange(known.size), k]
     return xr.DataArray(out.reshape(*sample_shape, labels.n_items), dims=("chain", "draw", "item"),
                         coords={"chain": posterior["chain"].values,
                                 "draw": posterior["draw"].values, "item": labels.items})
@@ -404,7 +452,8 @@ def replicate_labels(trace, labels: Labels, parameters: DifficultyParameters, *,
         else:
             L = class_log_likelihoods(parameters.family, annotator_x[samples], item_x[samples],
                                       groups.offsets, groups.partner, groups.label, C)
-            probabilities = softmax(log_prior[samples, None, :] + gamma * L, axis=-1)
+            probabilities = clamp_known(softmax(log_prior[samples, None, :] + gamma * L,
+                                                axis=-1), labels.known)
         z[samples] = _draw_classes(rng, probabilities)
     r = correct_probabilities(parameters.family, annotator_x, item_x, labels.item,
                               labels.annotator, C)
@@ -414,7 +463,8 @@ def replicate_labels(trace, labels: Labels, parameters: DifficultyParameters, *,
     return np.where(correct, true, wrong)
 
 
-__all__ = ["DifficultyParameters", "add_class_layer", "check_labels", "class_log_likelihood_graph",
+__all__ = ["KNOWN_MODELS", "DifficultyParameters", "add_class_layer", "check_labels", "clamp_graph",
+           "class_log_likelihood_graph", "known_mask",
            "class_log_likelihoods", "correct_probabilities", "label_indices", "label_probabilities", "majority_vote",
            "marginal_log_likelihood", "marginal_log_likelihoods", "posterior_labels",
-           "replicate_labels"]
+           "refuse_known", "replicate_labels"]

@@ -68,7 +68,7 @@ from plausible.inference.ordered_probit_sampler import (OrderedProbitKernel,
 from plausible.maths.categorical import categorical_draws
 from plausible.metrics.chunks import iter_sample_blocks
 from plausible.models.latent_class import _read as read_draws
-from plausible.models.latent_class import check_labels, coords
+from plausible.models.latent_class import check_labels, coords, known_mask
 
 WHOLE_RELIABILITY = ("the ordered-probit Gibbs sampler repeats every label; pass gibbs=False "
                      "to temper with NUTS")
@@ -124,7 +124,7 @@ def build(labels: Labels, *, reliability: float = 1, bias_scale: float = 0.5,
         per_label = pt.logaddexp(pt.log(spam[annotator])[:, None] - np.log(K),
                                  pt.log1p(-spam[annotator])[:, None] + earnest)
         L = pt.inc_subtensor(pt.zeros((labels.n_items, K))[item], per_label)
-        log_joint = pt.log(pi)[None, :] + gamma * L
+        log_joint = pt.log(pi)[None, :] + known_mask(labels) + gamma * L
         pm.Potential("labels", pt.logsumexp(log_joint, axis=1).sum())
         pm.Deterministic("plausibility", pt.exp(pt.special.log_softmax(log_joint, axis=1)),
                          dims=("item", "class"))
@@ -154,6 +154,7 @@ def log_likelihood(trace, labels: Labels) -> xr.DataArray:
     gamma = float(trace["constant_data"]["reliability"])
     shape = (posterior.sizes["chain"], posterior.sizes["draw"])
     counts = label_counts(labels)
+    mask = known_mask(labels)
     out = np.empty((shape[0] * shape[1], labels.n_items))
     n_draws = shape[0] * shape[1]
     chain, draw = np.divmod(np.arange(n_draws), shape[1])
@@ -163,7 +164,7 @@ def log_likelihood(trace, labels: Labels) -> xr.DataArray:
     for s in range(n_draws):  # one draw at a time: the temporaries are (items, grades)
         table = label_table(bias[s], noise[s], labels.n_classes, spam[s])
         L = grade_log_likelihoods(counts, table)
-        out[s] = logsumexp(log_pi[s] + gamma * L, axis=1)
+        out[s] = logsumexp(log_pi[s] + mask + gamma * L, axis=1)
     return xr.DataArray(out.reshape(*shape, labels.n_items), dims=("chain", "draw", "item"),
                         coords={"chain": posterior["chain"].values,
                                 "draw": posterior["draw"].values, "item": labels.items})
