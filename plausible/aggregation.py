@@ -95,7 +95,7 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
               draws: int | str = "auto", chains: int = 4, seed: int | None = None,
               max_seconds: float | None = None, format: str | None = None, item: str | None = None, annotator: str | None = None,
               label: str | None = None, score: str | None = None, rank: str | None = None,
-              keep: str = "auto", init=None, client=None, store=None,
+              keep: str = "auto", init=None, client=None, store=None, known=None,
               progressbar: bool = False, **options) -> Aggregation:
     """Fit an aggregation model to annotations and return its posterior as an
     :class:`Aggregation`.
@@ -143,6 +143,15 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         With ``client``: a directory every worker can write to, where the chain is
         checkpointed every 200 sweeps; the same call with the same store resumes a run whose
         process was killed, with the draws of an uninterrupted run.
+    known : Series, dict or table, optional
+        The true class of some items (gold or honeypot questions, an expert's adjudication):
+        item id -> class id (:meth:`plausible.data.Labels.with_known`). A label model clamps
+        those items' classes instead of sampling them, which is conditioning on them: the
+        annotators are scored against them inside the posterior, and the other items' classes
+        learn from the annotators' record on them. Their rows of :meth:`Aggregation.to_frame`
+        carry ``known_class``; the report sets each annotator's share right on them beside
+        the model's estimate. Models that pool items by label pattern (annotator-beta,
+        easy-hard) refuse them.
     **options
         Passed to the model's builder (e.g. ``threshold=`` for ratings, ``alpha=``).
     """
@@ -155,6 +164,14 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         raise ValueError(f"model {name!r} needs {', '.join(f'{m}=' for m in missing)} "
                          f"({entry.summary})")
     fitted = data_for_model(annotations, entry)
+    if known is not None:
+        if entry.data != "labels":
+            raise ValueError(f"known= (the true class of some items) needs a label model; "
+                             f"{name} takes {entry.data}")
+        if client is not None:
+            raise ValueError("known= is not supported on a cluster (client=) yet: run in one "
+                             "process")
+        fitted = fitted.with_known(known)
     if init is not None:
         if not isinstance(init, Aggregation):
             raise TypeError(f"init must be an earlier Aggregation (pl.aggregate or pl.load), got "
@@ -195,6 +212,9 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
             trace["posterior"].attrs["draws_stopped_by"] = "fixed: pm.sample cannot extend"
     finally:
         pymc_log.setLevel(level)
+    if getattr(fitted, "known", None) is not None:
+        trace["constant_data"] = trace["constant_data"].to_dataset().assign(
+            known_class=xr.DataArray(fitted.known, dims="item", coords={"item": fitted.items}))
     return Aggregation(trace=trace, model=name, data=fitted, default=model is None,
                        options=options)
 
@@ -278,11 +298,19 @@ class Aggregation:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per item: ``item``, ``top_class``, ``probability_top_class``,
-        ``certainty_top1`` and one ``plausibility_<class>`` column per class; for ratings
+        ``certainty_top1`` and one ``plausibility_<class>`` column per class (``known_class``
+        first, the known class or empty, when some items' classes are known); for ratings
         also the consensus rating on the rating scale, ``consensus_score``,
         ``consensus_q025`` and ``consensus_q975`` (its 95 % interval;
         :func:`plausible.models.ratings_censored.consensus`)."""
         frame = self.labels().join(plausibility_columns(self.plausibility))
+        known = getattr(self.data, "known", None)
+        if known is not None:
+            position = pd.Index(self.data.items).get_indexer(frame.index)
+            codes = known[position]
+            frame.insert(0, "known_class", pd.Series(
+                np.where(codes >= 0, self.data.classes[np.maximum(codes, 0)], None),
+                index=frame.index, dtype=object))
         if self.format == "ratings":
             frame = frame.join(ratings_censored.consensus(self.trace))
         return frame.reset_index()
@@ -496,7 +524,14 @@ def _data_from_trace(tree: xr.DataTree, kind: str):
         frame = pd.DataFrame({"item": labels["label_item"].values,
                               "annotator": labels["label_annotator"].values,
                               "label": labels.values})
-        return Labels.from_frame(frame, classes=classes)
+        labels = Labels.from_frame(frame, classes=classes)
+        constant = tree["constant_data"] if "constant_data" in tree.children else None
+        if constant is not None and "known_class" in constant.data_vars:
+            codes = constant["known_class"]
+            rows = codes.values >= 0
+            labels = labels.with_known(pd.Series(classes[codes.values[rows]],
+                                                 index=codes["item"].values[rows]))
+        return labels
     if kind == "rankings":
         entries = observed["rankings"]
         reader = "entry_annotator" if "entry_annotator" in entries.coords else "entry_reader"

@@ -284,9 +284,9 @@ def aggregate(args) -> int:
     cluster_chain = bool(args.scheduler or args.workers) and args.model is not None and \
         distributed_gibbs.runs_on_cluster(args.model)
     if cluster_chain:
-        if args.classes is not None or args.ordinal:
-            raise UsageError("--classes and --ordinal are not read by a chain on the cluster "
-                             "(its workers read the labels); leave them out")
+        if args.classes is not None or args.ordinal or args.gold is not None:
+            raise UsageError("--classes, --ordinal and --gold are not read by a chain on the "
+                             "cluster (its workers read the labels); leave them out")
         return _cluster_chain(args, console, output, saved)
     annotations, description = load_annotations(args)
     annotations = declared_classes(args, annotations)
@@ -305,6 +305,10 @@ def aggregate(args) -> int:
                          f"{', '.join(models.available().query('item_independent').index)}; "
                          "--scheduler/--workers also run the chain of the Dawid-Skene family, "
                          "annotator-beta, glad or su-difficulty over shards, named with --model)")
+    known = None if args.gold is None else read_gold(args.gold, annotations, args.item)
+    if known is not None and sharded:
+        raise UsageError("--gold is not supported with --store/--scheduler/--workers yet: run "
+                         "in one process")
     if args.draws is None:  # the default: until converged, or 1000 for shards (exact draws)
         args.draws = 1000 if sharded else "auto"
     if sharded and args.draws == "auto":
@@ -320,7 +324,8 @@ def aggregate(args) -> int:
             result = aggregation.aggregate(annotations, name, draws=args.draws,
                                            chains=args.chains, seed=args.seed,
                                            max_seconds=args.max_seconds, init=init,
-                                           progressbar=not args.no_progress, **options)
+                                           known=known, progressbar=not args.no_progress,
+                                           **options)
         frame, checked = _write_results(args, result, output, saved)
     finally:
         if temporary_store is not None:
@@ -396,6 +401,53 @@ def _cluster_chain(args, console, output, saved) -> int:
     _print_summary(console, args, result, frame, description, time.perf_counter() - start,
                    checked, output, saved)
     return 0
+
+
+GOLD_CLASS_COLUMNS = ("true_label", "gold", "known", "known_class", "label", "class")
+"""The column of a ``--gold`` file that holds the known class (the first present), beside its
+item column (``task`` or ``item``, or ``--item``)."""
+
+
+def read_gold(path, labels, item_column=None):
+    """The known classes of ``--gold FILE`` for ``labels``: a table with an item column and
+    a class column (:data:`GOLD_CLASS_COLUMNS`), one row per item of known class, as
+    :meth:`Labels.with_known` takes them; ``UsageError`` naming the file and row of an item
+    the labels do not have, a class outside their classes or an empty cell."""
+    import numpy as np
+    import pandas as pd
+
+    from plausible.data import Labels
+    from plausible.data.tables import read_table
+    from plausible.data.validation import fmt, pick_column
+
+    if not isinstance(labels, Labels):
+        raise UsageError(f"--gold gives the true class of some items, for labels; the "
+                         f"annotations are {type(labels).__name__.lower()}")
+    try:
+        frame = read_table(path)
+    except (OSError, ValueError) as error:
+        raise UsageError(f"--gold {error}") from None
+    if not isinstance(frame, pd.DataFrame):
+        raise UsageError(f"--gold {path}: expected a table with an item and a class column")
+    item = pick_column(frame, "item", item_column)
+    column = next((c for c in frame.columns if str(c).lower() in GOLD_CLASS_COLUMNS
+                   and c != item), None)
+    if item is None or column is None:
+        raise UsageError(f"--gold {path}: needs an item column (task or item) and a class "
+                         f"column ({', '.join(GOLD_CLASS_COLUMNS)}); the columns are "
+                         f"{list(frame.columns)}")
+    items, classes = frame[item].to_numpy(), frame[column].to_numpy()
+    checks = ((pd.isna(items) | pd.isna(classes), lambda r: "an empty cell"),
+              (pd.Index(labels.items).get_indexer(items) < 0,
+               lambda r: f"item {fmt(items[r])} has no labels in the annotations"),
+              (pd.Index(labels.classes).get_indexer(classes) < 0,
+               lambda r: f"item {fmt(items[r])}: class {fmt(classes[r])} is not one of the classes "
+                         f"({', '.join(map(str, labels.classes[:20]))})"))
+    for bad, message in checks:
+        rows = np.flatnonzero(bad)
+        if rows.size:
+            raise UsageError(f"--gold {path}, line {rows[0] + 2}: {message(rows[0])}")
+    return pd.Series(classes, index=items)
 
 
 def load_init(args):
@@ -519,6 +571,9 @@ def _print_summary(console, args, result, frame, description, elapsed, checked, 
                   + (f" (--draws auto: {result.trace.posterior.attrs.get('draws_stopped_by', '')})"
                      if args.draws == "auto" else ""))
     console.print(f"plausibility: {result.meaning}", highlight=False)
+    if getattr(result.data, "known", None) is not None:
+        console.print(f"{result.data.n_known} items of known class (--gold {args.gold}) clamped; "
+                      "their rows carry known_class", highlight=False)
     table = Table(title="Certainty of the top class per item")
     for column in ("", "mean over items", f"items < {args.threshold_certainty:g}", "min"):
         table.add_column(column, justify="right")
@@ -771,6 +826,11 @@ def build_parser() -> argparse.ArgumentParser:
     agg.add_argument("--report", metavar="HTML", default=None,
                      help="also write the run's report, one self-contained .html page (as "
                      "plausible report does)")
+    agg.add_argument("--gold", metavar="FILE", default=None,
+                     help="the true class of some items (gold questions, an expert's "
+                     "adjudication): a table with an item column (task or item) and a class "
+                     "column (true_label, gold, known, label or class); label models clamp "
+                     "those items' classes")
     agg.add_argument("--init", metavar="RUN", default=None,
                      help="warm start (Dawid-Skene family; with --workers/--scheduler also "
                      "annotator-beta, glad, su-difficulty): continue the chains of a saved run "

@@ -224,8 +224,23 @@ def bad_cases(tmp_path):
         tmp_path / "negative.csv", index=False)
     pd.DataFrame({"task": ["a", "a"], "worker": ["u", None], "label": [1, 0]}).to_csv(
         tmp_path / "hole.csv", index=False)
+    pd.DataFrame({"task": ["task-000", "task-001"], "true_label": ["no", "often"]}).to_csv(
+        tmp_path / "gold_class.csv", index=False)
+    pd.DataFrame({"task": ["task-000", "task-999"], "true_label": ["no", "yes"]}).to_csv(
+        tmp_path / "gold_item.csv", index=False)
+    pd.DataFrame({"task": ["task-000"], "answer": ["no"]}).to_csv(
+        tmp_path / "gold_columns.csv", index=False)
     out = tmp_path / "out.csv"
     return [
+        ("gold class outside the classes", [labels, "--gold", tmp_path / "gold_class.csv", "-o",
+                                            out], ["gold_class.csv", "line 3", "'often'"], out),
+        ("gold item without labels", [labels, "--gold", tmp_path / "gold_item.csv", "-o", out],
+         ["gold_item.csv", "line 3", "'task-999'"], out),
+        ("gold without a class column", [labels, "--gold", tmp_path / "gold_columns.csv", "-o",
+                                         out], ["gold_columns.csv", "true_label", "answer"], out),
+        ("gold for a model that pools items", [labels, "--model", "annotator-beta", "--gold",
+                                               tmp_path / "gold_item.csv", "-o", out],
+         ["task-999"], out),
         ("chains 0", [labels, "--chains", 0, "-o", out], ["--chains", ">= 1"], out),
         ("draws 0", [labels, "--draws", 0, "-o", out], ["--draws", ">= 1"], out),
         ("workers 0", [labels, "--workers", 0, "-o", out], ["--workers", ">= 1"], out),
@@ -275,6 +290,30 @@ def test_draws_auto_is_the_default_and_refused_for_shards(tmp_path, capsys):
                                               "-o", tmp_path / "sharded.csv"])
     assert code == 2 and "--draws auto" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "sharded.csv").exists()
+
+
+def test_gold_items_are_clamped_written_saved_and_reported(tmp_path, capsys):
+    table = crowd_table(n_items=30)
+    table.to_csv(tmp_path / "labels.csv", index=False)
+    # the gold contradicts the crowd on task-000: the clamp must win
+    majority = table[table.task == "task-000"].label.mode()[0]
+    other = "yes" if majority == "no" else "no"
+    pd.DataFrame({"task": ["task-000", "task-001"], "true_label": [other, "yes"]}).to_csv(
+        tmp_path / "gold.csv", index=False)
+    code, out, _ = run_cli(tmp_path, capsys, [
+        "aggregate", tmp_path / "labels.csv", "--model", "one-coin", "--gold",
+        tmp_path / "gold.csv", "--save", tmp_path / "run.nc", "-o", tmp_path / "out.csv",
+        *FAST])
+    assert code == 0 and "2 items of known class" in out
+    frame = pd.read_csv(tmp_path / "out.csv").set_index("item")
+    assert frame.loc["task-000", "known_class"] == other
+    assert frame.loc["task-000", "top_class"] == other
+    assert frame.loc["task-000", f"plausibility_{other}"] == 1.0
+    assert frame["known_class"].notna().sum() == 2
+    loaded = pl.load(tmp_path / "run.nc")
+    assert loaded.data.n_known == 2
+    quality = pl.diagnostics.annotator_quality(loaded.trace, loaded.data)
+    assert quality["gold_labels"].sum() == (table.task.isin(["task-000", "task-001"])).sum()
 
 
 def test_every_bad_input_exits_2_with_one_line_naming_the_culprit(tmp_path, capsys):

@@ -29,7 +29,10 @@ def annotator_quality(trace, labels: Labels, *, draws: int = 200) -> pd.DataFram
     """One row per annotator (index: their ids): ``labels`` (how many they gave),
     ``share_correct`` (posterior mean of ``a_j``, module docstring), ``q05`` and ``q95``
     (its 90 % interval), on up to ``draws`` evenly thinned draws of ``trace``'s
-    ``plausibility (chain, draw, item, class)``, read one draw at a time."""
+    ``plausibility (chain, draw, item, class)``, read one draw at a time. With known classes
+    (:attr:`Labels.known`) also ``gold_labels`` (their labels on items of known class) and
+    ``gold_share_correct`` (the share of those that are the known class; NaN without any),
+    to set beside the model's estimate."""
     plausibility = trace["posterior"]["plausibility"].transpose("chain", "draw", "item", "class")
     chain, draw = thinned_draws(trace, draws)
     n_labels = np.bincount(labels.annotator, minlength=labels.n_annotators)
@@ -39,9 +42,18 @@ def annotator_quality(trace, labels: Labels, *, draws: int = 200) -> pd.DataFram
         shares[s] = np.bincount(labels.annotator, p[labels.item, labels.label],
                                 minlength=labels.n_annotators) / np.maximum(n_labels, 1)
     low, high = np.quantile(shares, QUANTILES, axis=0)
-    return pd.DataFrame({"labels": n_labels, "share_correct": shares.mean(axis=0),
-                         "q05": low, "q95": high},
-                        index=pd.Index(labels.annotators, name="annotator"))
+    frame = pd.DataFrame({"labels": n_labels, "share_correct": shares.mean(axis=0),
+                          "q05": low, "q95": high},
+                         index=pd.Index(labels.annotators, name="annotator"))
+    if labels.known is not None:
+        known = labels.known[labels.item]
+        on_gold = known >= 0
+        n_gold = np.bincount(labels.annotator[on_gold], minlength=labels.n_annotators)
+        right = np.bincount(labels.annotator[on_gold],
+                            labels.label[on_gold] == known[on_gold], minlength=labels.n_annotators)
+        frame["gold_labels"] = n_gold
+        frame["gold_share_correct"] = np.where(n_gold > 0, right / np.maximum(n_gold, 1), np.nan)
+    return frame
 
 
 __all__ = ["QUANTILES", "annotator_quality"]

@@ -212,6 +212,17 @@ def annotators(result) -> Section:
         "share_correct: the posterior mean share of the annotator's labels that are the "
         "item's class, with its 90 % interval (q05, q95); an annotator with few labels gets "
         "a wide interval."))
+    if "gold_labels" in frame:
+        gold = frame[frame["gold_labels"] > 0]
+        outside = ((gold["gold_share_correct"] < gold["q05"])
+                   | (gold["gold_share_correct"] > gold["q95"]))
+        section.add(paragraph(
+            f"{result.data.n_known} items have a known class (gold), clamped in the model. "
+            "gold_share_correct: the share of an annotator's labels on those items that are "
+            "the known class (gold_labels of them), beside share_correct, the model's "
+            f"estimate over all items. {len(gold)} of {len(frame)} annotators labelled gold "
+            f"items; for {int(outside.sum())} of them the gold share lies outside the model's "
+            "90 % interval (a share from a few gold labels is itself uncertain)."))
     if "likely_spammer" in frame:
         flagged = frame.index[frame["likely_spammer"]]
         section.add(paragraph(

@@ -147,5 +147,7 @@ def test_builders_take_known_and_refuse_what_they_cannot_clamp():
         dawid_skene.build(FRAME, known={"zz": 0})
     with pytest.raises(ValueError, match="class 7 is not one of the classes"):
         dawid_skene.build(FRAME, known={"a": 7})
+    with pytest.raises(ValueError, match="known= .* needs a label model; dirichlet takes votes"):
+        pl.aggregate(FRAME, "dirichlet", known={"e": 0})
     with pytest.raises(ValueError, match="known= .* is for label models"):
         pl.models.get("dirichlet")(pl.data.Votes.from_counts([[1, 2]]), known={0: 1})
