@@ -23,11 +23,11 @@ at rate ``e_j`` (a spammer has ``e_j`` near 1), and otherwise as above::
     P(y_k | w, e) = e_j / 2 + (1 - e_j) P_BT(y_k | w)
 
 the probability that ``j`` answers in earnest is ``q_j = 1 - e_j``. It is the mixture of
-Bugakova, Fedorova, Pavlichenko & Drutsa (2019, "Aggregation of pairwise comparisons with
-reduction of biases", arXiv:1906.03711), on which crowd-kit's ``NoisyBradleyTerry`` is
-based, without their per-annotator position bias (here a random answer picks either side
-alike), made Bayesian: the rates are recorded as ``spam`` like
-:mod:`plausible.models.ordered_probit`'s random answers.
+Bugakova et al. (2019, "Aggregation of pairwise comparisons with reduction of biases",
+arXiv:1906.03711), on which crowd-kit's ``NoisyBradleyTerry`` is based, made Bayesian and
+without its per-annotator position bias (crowd-kit's non-earnest answer picks the left item
+at the annotator's own rate; here either side alike). The rates are recorded as ``spam``,
+like :mod:`plausible.models.ordered_probit`'s random answers.
 
 **Priors and why.** ``prior = (1, 1)``: ``log w`` has sd 1.28, so two items a priori differ
 by 1.8 on the log-odds scale (a typical pick probability between 0.15 and 0.85), and an item
