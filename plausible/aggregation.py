@@ -38,7 +38,7 @@ import pandas as pd
 import xarray as xr
 
 from plausible import active, conformal, distributed_gibbs, metrics, models, plots, report
-from plausible.data import Labels, Rankings, Ratings, Votes
+from plausible.data import Comparisons, Labels, LabelSets, Rankings, Ratings, Votes
 from plausible.data.tables import FORMATS, format_of, from_frame
 from plausible.diagnostics import (
     annotation_predictive_check,
@@ -51,10 +51,12 @@ from plausible.diagnostics import (
 from plausible.inference import sample
 from plausible.inference.sampling import AutoDrawsUnavailable
 from plausible.metrics.predictions import class_positions
-from plausible.models import ratings_censored
+from plausible.metrics.multi_label import label_certainty
+from plausible.models import bradley_terry, multi_label, ratings_censored
 
 DEFAULT_MODELS = {"votes": "dirichlet", "rankings": "prirn", "labels": "glad",
-                  "labels (binary)": "annotator-beta", "ratings": "normal-inverse-gamma"}
+                  "labels (binary)": "annotator-beta", "ratings": "normal-inverse-gamma",
+                  "label_sets": "multi-label", "comparisons": "noisy-bradley-terry"}
 """The model ``aggregate`` fits when none is named, by the data's format."""
 
 _META = ("plausible_model", "plausible_format", "plausible_options")
@@ -238,7 +240,13 @@ class Check:
             lines.append(f"Posterior predictive check: {self.predictive_note}")
         else:
             lines.append("Posterior predictive check (mid p-values near 0 or 1 flag misfit):")
-            if hasattr(self.predictive, "names"):  # several statistics, many entries each
+            if isinstance(self.predictive, pd.DataFrame):  # a p-value per statistic and entry
+                table = self.predictive.reset_index()
+                for name, rows in table.groupby("statistic", sort=False):
+                    flagged = int(((rows["p_value"] < 0.025) | (rows["p_value"] > 0.975)).sum())
+                    lines.append(f"  {name}: {flagged} of {len(rows)} mid p-values outside "
+                                 "(0.025, 0.975)")
+            elif hasattr(self.predictive, "names"):  # several statistics, many entries each
                 for name in self.predictive.names:
                     table = self.predictive.summary(name)
                     outside = int((~table["inside"] & table["observed"].notna()).sum())
@@ -285,25 +293,39 @@ class Aggregation:
 
     def certainty(self, top: int = 1) -> xr.DataArray:
         """Annotation certainty of the top-``top`` set per item
-        (:func:`plausible.metrics.annotation_certainty`)."""
+        (:func:`plausible.metrics.annotation_certainty`); for multi-label sets, each label's
+        certainty ``(item, class)`` (:func:`plausible.metrics.multi_label.label_certainty`)."""
+        if self.format == "label_sets":
+            mean = self.plausibility
+            return xr.DataArray(label_certainty(self.trace), dims=mean.dims,
+                                coords=mean.coords, name="label_certainty")
         return metrics.annotation_certainty(self.trace, top=top)
 
     def labels(self) -> pd.DataFrame:
         """Per item (index, the original ids): ``top_class`` (most often the most plausible
         class over the draws), ``probability_top_class`` (its posterior mean plausibility) and
-        ``certainty_top1`` (the share of draws in which it is the most plausible)."""
+        ``certainty_top1`` (the share of draws in which it is the most plausible). Comparisons
+        (the classes are rank positions) add the rank summary of :func:`rank_table`;
+        multi-label sets have :func:`label_set_table` instead."""
         if "labels" not in self._cache:
-            self._cache["labels"] = label_table(self.trace, self.plausibility)
+            self._cache["labels"] = (label_set_table(self.plausibility)
+                                     if self.format == "label_sets" else
+                                     rank_table(self.trace, self.plausibility)
+                                     if self.format == "comparisons" else
+                                     label_table(self.trace, self.plausibility))
         return self._cache["labels"].copy()
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per item: ``item``, ``top_class``, ``probability_top_class``,
-        ``certainty_top1`` and one ``plausibility_<class>`` column per class (``known_class``
-        first, the known class or empty, when some items' classes are known); for ratings
+        """One row per item: :meth:`labels`' columns and one ``plausibility_<class>`` column
+        per class (none for comparisons, whose classes are the rank positions: the rank
+        summary of :meth:`labels` instead); ``known_class`` first, the known class or empty,
+        when some items' classes are known; for ratings
         also the consensus rating on the rating scale, ``consensus_score``,
         ``consensus_q025`` and ``consensus_q975`` (its 95 % interval;
         :func:`plausible.models.ratings_censored.consensus`)."""
-        frame = self.labels().join(plausibility_columns(self.plausibility))
+        frame = self.labels()
+        if self.format != "comparisons":  # ranks: the rank summary, not n columns of ranks
+            frame = frame.join(plausibility_columns(self.plausibility))
         known = getattr(self.data, "known", None)
         if known is not None:
             position = pd.Index(self.data.items).get_indexer(frame.index)
@@ -327,6 +349,11 @@ class Aggregation:
         """
         classes = self.plausibility["class"].values
         items = self.plausibility["item"].values
+        if self.format == "label_sets":
+            return self._evaluate_sets(predictions, items, classes)
+        if self.format == "comparisons":
+            raise ValueError("evaluate scores a classifier's classes; for comparisons read "
+                             "the rank table, to_frame(), or the worths in the trace")
         rows = {}
         if _one_per_item(predictions):
             member = _one_hot(predictions, items, classes)
@@ -339,6 +366,33 @@ class Aggregation:
                         metrics.ua_topk_accuracy(self.trace, scores, k=j))
         return pd.DataFrame({name: {s: float(summary[s]) for s in ("mean", "std", "min", "max")}
                              for name, summary in rows.items()}).T.rename_axis("metric")
+
+    def _evaluate_sets(self, predictions, items, classes, draws: int = 500,
+                       seed: int | None = 0) -> pd.DataFrame:
+        """Multi-label sets: the expected Hamming accuracy, F1 (per item, averaged) and
+        exact-set accuracy of ``predictions``, a 0/1 table indexed by item with a column per
+        label (or a bool ``(item, class)`` array in this result's order), over draws of the
+        items' true sets (:func:`plausible.models.multi_label.draw_label_sets`)."""
+        if isinstance(predictions, pd.DataFrame):
+            missing = [c for c in classes if c not in predictions.columns]
+            if missing:
+                raise ValueError(f"predictions have no column for the labels {missing[:5]}")
+            absent = pd.Index(items).difference(predictions.index)
+            if len(absent):
+                raise ValueError(f"predictions have no row for item {absent[0]!r}")
+            predictions = predictions.loc[items, list(classes)].to_numpy()
+        predicted = np.asarray(predictions).astype(bool)
+        if predicted.shape != (items.size, classes.size):
+            raise ValueError(f"predictions must be (item, class) = {(items.size, classes.size)}, "
+                             f"got {predicted.shape}")
+        sets = multi_label.draw_label_sets(self.trace, self.data, draws=draws, seed=seed)
+        per_draw = {
+            "expected_hamming_accuracy": (sets == predicted[None]).mean(axis=(1, 2)),
+            "expected_f1": _set_f1(sets, predicted).mean(axis=1),
+            "exact_set_accuracy": (sets == predicted[None]).all(axis=2).mean(axis=1)}
+        return pd.DataFrame({name: {"mean": v.mean(), "std": v.std(), "min": v.min(),
+                                    "max": v.max()} for name, v in per_draw.items()}
+                            ).T.rename_axis("metric")
 
     def check(self, *, draws: int = 200, seed: int | None = 0) -> Check:
         """The convergence report (:func:`plausible.diagnostics.convergence_report`) and the
@@ -353,6 +407,13 @@ class Aggregation:
         if kind == "rankings":
             return Check(report, ranking_predictive_check(self.trace, self.data, draws=draws,
                                                           seed=seed))
+        if kind == "comparisons":
+            return Check(report, bradley_terry.predictive_check(self.trace, self.data,
+                                                                draws=draws, seed=seed))
+        if kind == "label_sets":
+            replicated = multi_label.replicate_label_sets(self.trace, self.data, draws=draws,
+                                                          seed=seed)
+            return Check(report, multi_label.label_set_predictive_check(self.data, replicated))
         if entry.replicate is not None:
             replicated = entry.replicate(self.trace, self.data, draws=draws, seed=seed)
             if kind == "ratings":
@@ -368,7 +429,12 @@ class Aggregation:
         first: ``item`` (and ``annotator`` for annotator models), ``information_gain``
         (bits, on the item's class), ``certainty`` and ``certainty_gain``
         (:func:`plausible.active.next_items`). Items whose top-1 certainty reaches
-        ``threshold`` are settled; an empty frame means stop."""
+        ``threshold`` are settled; an empty frame means stop. For comparisons, the next pairs
+        to compare (:func:`plausible.active.next_pairs`)."""
+        if self.format == "comparisons":
+            return active.next_pairs(self.trace, self.data, budget, draws=draws)
+        if self.format == "label_sets":
+            raise ValueError("next_items does not plan multi-label annotation yet")
         return active.next_items(self.trace, self.data, self.model, budget, threshold=threshold,
                                  strategy=strategy, min_gain=min_gain, pairs=pairs,
                                  draws=draws, seed=seed)
@@ -432,11 +498,13 @@ class Aggregation:
         chosen = f" (default for {self.format})" if self.default else ""
         posterior = self.trace["posterior"]
         labels = self.labels()
+        column = ("expected_hamming_accuracy" if self.format == "label_sets"
+                  else "certainty_top1")
         return (f"Aggregation: {self.model} model{chosen}, {lay.sizes['item']} items x "
                 f"{lay.sizes['class']} classes, {posterior.sizes['chain']} chains x "
-                f"{posterior.sizes['draw']} draws; mean certainty_top1 "
-                f"{labels['certainty_top1'].mean():.3f}, "
-                f"{int((labels['certainty_top1'] < 0.99).sum())} items below 0.99\n"
+                f"{posterior.sizes['draw']} draws; mean {column} "
+                f"{labels[column].mean():.3f}, "
+                f"{int((labels[column] < 0.99).sum())} items below 0.99\n"
                 f"plausibility: {self.meaning}")
 
     @property
@@ -458,6 +526,57 @@ def label_table(trace: xr.DataTree, mean: xr.DataArray | None = None) -> pd.Data
                          "probability_top_class": mean.values[rows, top],
                          "certainty_top1": shares.values[rows, top]},
                         index=pd.Index(shares["item"].values, name="item"))
+
+
+def _set_f1(sets: np.ndarray, predicted: np.ndarray) -> np.ndarray:
+    """Per draw and item, the F1 of ``predicted (item, class)`` against ``sets (sample, item,
+    class)``: ``2 |z & y| / (|z| + |y|)``, 1 when both are empty."""
+    both = (sets & predicted[None]).sum(axis=2)
+    total = sets.sum(axis=2) + predicted.sum(axis=1)[None]
+    return np.where(total > 0, 2.0 * both / np.maximum(total, 1), 1.0)
+
+
+RANK_TOPS = (1, 3, 10)
+"""The top-``k`` plausibilities :func:`rank_table` reports (those ``k`` below the number of
+items)."""
+
+
+def rank_table(trace: xr.DataTree, mean: xr.DataArray) -> pd.DataFrame:
+    """Per item of a comparison model (its classes are rank positions, 1 the best):
+    :func:`label_table`'s ``top_class`` (the modal rank), ``probability_top_class`` and
+    ``certainty_top1``, then ``expected_rank`` (the posterior mean rank), ``rank_q05`` and
+    ``rank_q95`` (its 90 % interval, from the rank table) and ``p_top<k>`` (the posterior
+    probability that the item is among the ``k`` best, :data:`RANK_TOPS`)."""
+    table = label_table(trace, mean)
+    ranks = np.asarray(mean["class"].values, dtype=np.float64)
+    p = mean.transpose("item", "class").values
+    cumulative = np.cumsum(p, axis=1)
+    table["expected_rank"] = p @ ranks
+    for name, q in (("rank_q05", 0.05), ("rank_q95", 0.95)):
+        table[name] = ranks[np.minimum((cumulative < q - 1e-9).sum(axis=1), ranks.size - 1)]
+    for k in RANK_TOPS:
+        if k < ranks.size:
+            table[f"p_top{k}"] = cumulative[:, k - 1]
+    return table
+
+
+def label_set_table(mean: xr.DataArray) -> pd.DataFrame:
+    """Per item of a multi-label model (index, the ids): ``predicted_set`` (the labels whose
+    plausibility is at least 1/2, joined by ``|``; empty for the empty set), ``set_size``,
+    ``expected_hamming_accuracy`` of that set (exact: the mean over labels of ``max(p, 1 -
+    p)``), and the item's ``least_certain_label`` with its ``plausibility_least_certain``."""
+    p = mean.transpose("item", "class").values
+    classes = np.asarray(mean["class"].values).astype(str)
+    chosen = p >= 0.5
+    closest = np.abs(p - 0.5).argmin(axis=1)
+    rows = np.arange(p.shape[0])
+    return pd.DataFrame({
+        "predicted_set": ["|".join(classes[row]) for row in chosen],
+        "set_size": chosen.sum(axis=1),
+        "expected_hamming_accuracy": np.maximum(p, 1 - p).mean(axis=1),
+        "least_certain_label": mean["class"].values[closest],
+        "plausibility_least_certain": p[rows, closest]},
+        index=pd.Index(mean["item"].values, name="item"))
 
 
 def plausibility_columns(mean: xr.DataArray) -> pd.DataFrame:
@@ -532,6 +651,21 @@ def _data_from_trace(tree: xr.DataTree, kind: str):
             labels = labels.with_known(pd.Series(classes[codes.values[rows]],
                                                  index=codes["item"].values[rows]))
         return labels
+    if kind == "label_sets":
+        sets = observed["label_sets"]
+        frame = pd.DataFrame(sets.transpose("response", "class").values.astype(bool),
+                             columns=list(sets["class"].values))
+        frame.insert(0, "annotator", sets["response_annotator"].values)
+        frame.insert(0, "item", sets["response_item"].values)
+        return LabelSets.from_wide(frame, item="item", annotator="annotator",
+                                   classes=list(sets["class"].values))
+    if kind == "comparisons":
+        won = observed["comparisons"]
+        left, right = won["comparison_left"].values, won["comparison_right"].values
+        return Comparisons.from_frame(pd.DataFrame({
+            "worker": won["comparison_annotator"].values, "left": left, "right": right,
+            "label": np.where(won.values.astype(bool), left, right)}),
+            items=tree["posterior"]["item"].values)
     if kind == "rankings":
         entries = observed["rankings"]
         reader = "entry_annotator" if "entry_annotator" in entries.coords else "entry_reader"

@@ -574,15 +574,20 @@ def _print_summary(console, args, result, frame, description, elapsed, checked, 
     if getattr(result.data, "known", None) is not None:
         console.print(f"{result.data.n_known} items of known class (--gold {args.gold}) clamped; "
                       "their rows carry known_class", highlight=False)
-    table = Table(title="Certainty of the top class per item")
+    sets = "expected_hamming_accuracy" in frame  # multi-label sets: no top class
+    shown = (["expected_hamming_accuracy"] if sets else
+             ["probability_top_class", "certainty_top1"])
+    table = Table(title="Expected Hamming accuracy of the predicted set per item" if sets else
+                  "Certainty of the top class per item")
     for column in ("", "mean over items", f"items < {args.threshold_certainty:g}", "min"):
         table.add_column(column, justify="right")
-    for column in ("probability_top_class", "certainty_top1"):
+    for column in shown:
         values = frame[column]
         table.add_row(column, f"{values.mean():.4f}",
                       f"{int((values < args.threshold_certainty).sum())}", f"{values.min():.4f}")
     console.print(table)
-    lowest = frame.nsmallest(args.show, "certainty_top1")[
+    lowest = frame.nsmallest(args.show, shown[-1])[
+        ["item", "predicted_set", *shown] if sets else
         ["item", "top_class", "probability_top_class", "certainty_top1"]]
     if args.show:
         console.print(f"Least certain items:\n{lowest.to_string(index=False)}")
@@ -756,8 +761,8 @@ class Parser(argparse.ArgumentParser):
 def _add_input_options(command) -> None:
     """The options that read an annotation file and set the model's common options:
     ``--format``, the column names, ``--reliability`` and ``--alpha``."""
-    command.add_argument("--format", choices=["long", "votes", "rankings", "ratings",
-                                              *TOOL_FORMATS],
+    command.add_argument("--format", choices=["long", "votes", "rankings", "labels", "ratings",
+                                              "label_sets", "comparisons", *TOOL_FORMATS],
                          default=None, help="input format (default: recognised from the "
                          "columns); an annotation tool's export by the tool's name")
     for role in ("item", "annotator", "label", "score", "rank"):

@@ -255,7 +255,8 @@ def _loo_table(fits, convergence, notes) -> pd.DataFrame:
         high = int((k > PARETO_K).sum())
         if high:
             [pointwise] = fits[name].trace["log_likelihood"].data_vars.values()
-            unit = "ratings" if "rating" in pointwise.dims else "items"  # ratings: per rating
+            unit = ("ratings" if "rating" in pointwise.dims  # per rating, per comparison
+                    else "comparisons" if "comparison" in pointwise.dims else "items")
             notes.append(f"{name}: {high} of {k.size} {unit} ({high / k.size:.2%}) have Pareto "
                          f"k > {PARETO_K}: their LOO terms are unreliable, and so is the elpd "
                          "if they are many")

@@ -1,6 +1,7 @@
 """Decisions from the posterior about annotation: which item (and which annotator) to
 annotate next, and when to stop (:mod:`plausible.active.allocation`), from the expected
-information of one more annotation (:mod:`plausible.active.information`);
+information of one more annotation (:mod:`plausible.active.information`), and for
+comparisons which pairs to compare next (:mod:`plausible.active.pairs`);
 :mod:`plausible.active.study` replays allocation strategies on real annotation pools.
 
 >>> result = pl.aggregate(df)                     # doctest: +SKIP
@@ -9,6 +10,7 @@ information of one more annotation (:mod:`plausible.active.information`);
 
 from plausible.active.allocation import STRATEGIES, candidate_pairs, expected_gain, next_items, settled
 from plausible.active.information import latent_class_information, top_class_information
+from plausible.active.pairs import next_pairs, pair_information
 
 __all__ = ["STRATEGIES", "candidate_pairs", "expected_gain", "latent_class_information",
-           "next_items", "settled", "top_class_information"]
+           "next_items", "next_pairs", "pair_information", "settled", "top_class_information"]

@@ -3,7 +3,9 @@
 Containers are frozen dataclasses over numpy arrays that validate on construction and
 raise ``ValueError`` naming the offending item and annotator/reader:
 :class:`Votes` (item x class counts), :class:`Rankings` (partial rankings with ties),
-:class:`Labels` (long categorical labels), :class:`Ratings` (long numeric scores).
+:class:`Labels` (long categorical labels), :class:`Ratings` (long numeric scores),
+:class:`LabelSets` (multi-label sets per item and annotator), :class:`Comparisons` (pairwise
+comparisons of items).
 Simulators return the data with the truth behind them (Su's testing setting, GLAD, ratings,
 classifiers of graded quality for the dermatology case study). Readers of annotation tools'
 exports (Label Studio, Mechanical Turk, Toloka, Prodigy, SageMaker Ground Truth) give the
@@ -24,7 +26,10 @@ from plausible.data.datasets import (
     load_snow2008,
 )
 from plausible.data.classifier_simulators import simulate_classifier, simulate_classifiers
+from plausible.data.comparisons import Comparisons
 from plausible.data.glad_simulation import GLADSimulation, simulate_glad, simulate_glad_labels
+from plausible.data.label_set_simulation import simulate_label_sets
+from plausible.data.label_sets import LabelSets
 from plausible.data.labels import Labels
 from plausible.data.rankings import NO_READER, UNRANKED, Rankings
 from plausible.data.ratings import RatingSummary, Ratings
@@ -57,6 +62,7 @@ __all__ = [
     "simulate_classifiers",
     "simulate_glad",
     "simulate_glad_labels",
+    "simulate_label_sets",
     "simulate_su",
     "NIGSimulation",
     "ToxicitySimulation",
@@ -69,7 +75,9 @@ __all__ = [
     "RISK_LEVELS",
     "TOY_CLASSES",
     "UNRANKED",
+    "Comparisons",
     "Dermatology",
+    "LabelSets",
     "Labels",
     "Mimori2021",
     "Rankings",

@@ -14,6 +14,14 @@ A table is read in one of four formats, named as the registry names them
 * **votes** (wide): one row per item, one integer column per class holding vote counts; the
   items are named by an ``item`` (or ``task``) column, by ``item=``, or by the frame's index
   (a ``pd.crosstab``) -> :class:`Votes`.
+* **comparisons** (long): crowd-kit's pairwise table, a ``left`` and a ``right`` item, the
+  picked one in ``label`` and the annotator in ``worker`` (or ``annotator``) ->
+  :class:`Comparisons`;
+* **label_sets**: multi-label sets, any subset of the classes per (item, annotator). Wide:
+  item and annotator columns and one 0/1 column per label, recognised from the columns;
+  long: ``task, worker, label`` with one row per label a pair carries (an empty label: the
+  empty set), the same columns as labels, so it is read as label sets only when named
+  (``format="label_sets"``) -> :class:`LabelSets`.
 
 A table whose columns name some long-format roles but not all of them, or that has
 non-numeric columns besides the item ids, is refused with a message naming its columns —
@@ -36,13 +44,15 @@ import numpy as np
 import pandas as pd
 
 from plausible.data.arrow_tables import read_arrow
+from plausible.data.comparisons import Comparisons
+from plausible.data.label_sets import LabelSets
 from plausible.data.labels import Labels
 from plausible.data.rankings import Rankings
 from plausible.data.ratings import Ratings
 from plausible.data.validation import ROLES, pick_column
 from plausible.data.votes import Votes
 
-FORMATS = ("votes", "rankings", "labels", "ratings")
+FORMATS = ("votes", "rankings", "labels", "ratings", "label_sets", "comparisons")
 """Annotation formats (as in :data:`plausible.models.FORMATS`)."""
 
 LONG_HINTS = ("worker", "annotator", "rater", "reader", "label", "class", "score", "rating",
@@ -61,7 +71,12 @@ def infer_format(frame: pd.DataFrame, **given) -> str:
     """The format of ``frame`` from its columns (see the module docstring); ``ValueError``
     naming the columns when it is ambiguous. ``given``: role -> column name overrides."""
     roles = _roles(frame, **given)
+    if {"left", "right"} <= set(frame.columns):
+        return "comparisons"
     long_value = [r for r in ("label", "score", "rank") if roles[r] is not None]
+    if roles["item"] and roles["annotator"] and not long_value and _zero_one(
+            frame.drop(columns=[roles["item"], roles["annotator"]])):
+        return "label_sets"
     if roles["item"] and roles["annotator"] and long_value:
         if roles["rank"]:
             if not roles["label"]:
@@ -82,6 +97,19 @@ def infer_format(frame: pd.DataFrame, **given) -> str:
             f"{' and no '.join(missing)} column: name them, e.g. item=, annotator=, label= "
             "(defaults task/item, worker/annotator, label), or pass the format")
     return "votes"
+
+
+def _zero_one(columns: pd.DataFrame) -> bool:
+    """Whether ``columns`` are one or more columns of 0/1 (or booleans): a wide label-set
+    table's labels."""
+    if columns.shape[1] == 0:
+        return False
+    for _, column in columns.items():
+        if pd.api.types.is_bool_dtype(column):
+            continue
+        if not pd.api.types.is_integer_dtype(column) or not column.isin((0, 1)).all():
+            return False
+    return True
 
 
 def from_frame(frame: pd.DataFrame, *, format: str | None = None, item: str | None = None,
@@ -117,7 +145,16 @@ def _from_frame(frame, format, given):
         format = "ratings" if pick_column(frame, "score", given.get("score")) else "labels"
     if format == "votes":
         return _votes(frame, given.get("item"))
+    if format == "comparisons":
+        return Comparisons.from_frame(frame, worker=given.get(
+            "annotator", pick_column(frame, "annotator", None) or "worker"),
+            label=given.get("label", "label"))
     roles = _roles(frame, **given)
+    if format == "label_sets":
+        if roles["label"] is not None:
+            return LabelSets.from_frame(frame, item=roles["item"], annotator=roles["annotator"],
+                                        label=roles["label"])
+        return LabelSets.from_wide(frame, item=roles["item"], annotator=roles["annotator"])
     needed = {"labels": ("item", "annotator", "label"), "ratings": ("item", "annotator", "score"),
               "rankings": ("item", "annotator", "label", "rank")}[format]
     missing = [r for r in needed if roles[r] is None]
@@ -243,18 +280,19 @@ def read_annotations(path, *, format: str | None = None, **columns):
 def format_of(data) -> str:
     """The format of a container (one of :data:`FORMATS`)."""
     for name, kind in (("votes", Votes), ("rankings", Rankings), ("labels", Labels),
-                       ("ratings", Ratings)):
+                       ("ratings", Ratings), ("label_sets", LabelSets),
+                       ("comparisons", Comparisons)):
         if isinstance(data, kind):
             return name
-    raise TypeError(f"expected a DataFrame, Votes, Labels, Ratings or Rankings, got "
-                    f"{type(data).__name__}")
+    raise TypeError(f"expected a DataFrame, Votes, Labels, Ratings, Rankings, LabelSets or "
+                    f"Comparisons, got {type(data).__name__}")
 
 
 def reads(format: str):
     """Decorator of a model builder whose first argument is a ``format`` container: a
     DataFrame given there instead is read by :func:`from_frame` (crowd-kit's ``task, worker,
     label`` or the project's column names; name other columns with
-    :func:`plausible.data.from_frame` first). A labels builder also takes ``known=`` (item
+    :func:`plausible.data.tables.from_frame` first). A labels builder also takes ``known=`` (item
     -> class: gold items, an expert's adjudication), applied as :meth:`Labels.with_known`
     before the builder sees the labels: every latent-class model clamps those items' classes
     (or refuses known classes in one line)."""

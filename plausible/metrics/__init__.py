@@ -14,10 +14,14 @@ the moments of each half-chain, which give its split R-hat (:func:`split_rhat`).
 >>> acc = pl.metrics.ua_topk_accuracy(trace, scores, k=3)    # doctest: +SKIP
 >>> pl.metrics.summarize(acc)                                 # doctest: +SKIP
 
+Multi-label sets have one probability per label, not a distribution over classes; their
+metrics are :mod:`plausible.metrics.multi_label`.
+
 Calibration under disagreement (Mimori et al. 2021) is :mod:`plausible.calibration`; testing a
 classifier against noisy labels (Su 2024) is :mod:`plausible.evaluation`.
 """
 
+from plausible.metrics import multi_label
 from plausible.metrics.accumulated import Accumulator, accumulated, split_rhat
 from plausible.metrics.accuracy import ua_average_overlap, ua_overlap, ua_set_accuracy, ua_topk_accuracy
 from plausible.metrics.agreement import leave_one_out_agreement
@@ -44,6 +48,7 @@ __all__ = [
     "histogram",
     "label_certainty",
     "leave_one_out_agreement",
+    "multi_label",
     "point_estimate",
     "posterior_mean",
     "sample_dims",

@@ -11,28 +11,34 @@ and the shared pieces of the ratings model (:mod:`ratings_nig`, :mod:`ratings_em
 
 from plausible.models import (
     annotator_beta,
+    bradley_terry,
     dawid_skene,
     dirichlet,
     glad,
     irn,
     latent_class,
     ordered_probit,
+    multi_label,
     plackett_luce,
     plackett_luce_mle,
     prirn,
     ratings,
     su_difficulty,
 )
-from plausible.models.registry import (FORMATS, ITEM_DISTRIBUTION, MEANINGS,
-                                       TRUE_CLASS_POSTERIOR, ModelEntry, available, entry, get)
+from plausible.models.registry import (FORMATS, ITEM_DISTRIBUTION, LABEL_MARGINALS, MEANINGS,
+                                       RANK_DISTRIBUTION, TRUE_CLASS_POSTERIOR, ModelEntry,
+                                       available, entry, get)
 
 __all__ = [
     "FORMATS",
     "ITEM_DISTRIBUTION",
+    "LABEL_MARGINALS",
     "MEANINGS",
+    "RANK_DISTRIBUTION",
     "ModelEntry",
     "TRUE_CLASS_POSTERIOR",
     "annotator_beta",
+    "bradley_terry",
     "available",
     "dawid_skene",
     "dirichlet",
@@ -42,6 +48,7 @@ __all__ = [
     "irn",
     "latent_class",
     "ordered_probit",
+    "multi_label",
     "plackett_luce",
     "plackett_luce_mle",
     "prirn",

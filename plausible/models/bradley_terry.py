@@ -72,6 +72,7 @@ from scipy import sparse
 
 from plausible.data.comparisons import Comparisons
 from plausible.data.validation import positive, positive_integer
+from plausible.data.tables import reads
 from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.diagnostics.predictive_statistics import mid_p_value
 from plausible.inference.bradley_terry_sampler import (BradleyTerryKernel,
@@ -85,8 +86,6 @@ WHOLE_RELIABILITY = ("the Bradley-Terry Gibbs sampler repeats every comparison; 
 
 
 def _comparisons(data) -> Comparisons:
-    if isinstance(data, pd.DataFrame):
-        return Comparisons.from_frame(data)
     if not isinstance(data, Comparisons):
         raise TypeError(f"expected Comparisons or a DataFrame with columns worker, left, "
                         f"right, label; got {type(data).__name__}")
@@ -101,6 +100,7 @@ def coords(comparisons: Comparisons) -> dict:
             "comparison": np.arange(comparisons.n_comparisons)}
 
 
+@reads("comparisons")
 def build(comparisons: Comparisons, *, reliability: float = 1, prior: tuple = (1.0, 1.0),
           noisy: bool = False, spam_prior: tuple = (1.0, 4.0), gibbs: bool = True
           ) -> pm.Model:

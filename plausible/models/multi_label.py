@@ -86,6 +86,7 @@ import xarray as xr
 
 from plausible.data.label_sets import LabelSets
 from plausible.data.validation import positive, positive_integer
+from plausible.data.tables import reads
 from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.diagnostics.predictive_statistics import mid_p_value
 from plausible.inference.declarations import declare_log_likelihood
@@ -110,6 +111,7 @@ def _pair(name, value):
     return a, b
 
 
+@reads("label_sets")
 def build(data: LabelSets, *, reliability: float = 1, components: int | None = None,
           component_concentration: float = 0.5, rate_prior: tuple = (1.0, 1.0),
           sensitivity_prior: tuple = (2.0, 1.0), specificity_prior: tuple = (4.0, 1.0),
@@ -125,8 +127,6 @@ def build(data: LabelSets, *, reliability: float = 1, components: int | None = N
     ``*_prior`` pairs: ``(a, b)`` of the Beta priors; ``gibbs``: :func:`plausible.sample` runs
     the exact Gibbs kernel, False leaves the summed-out model to NUTS.
     """
-    if isinstance(data, pd.DataFrame):
-        data = LabelSets.from_frame(data)
     if not isinstance(data, LabelSets):
         raise TypeError(f"data must be plausible.data.label_sets.LabelSets, got "
                         f"{type(data).__name__}")

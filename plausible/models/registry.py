@@ -20,25 +20,33 @@ from dataclasses import dataclass, field
 import pandas as pd
 import pymc as pm
 
-from plausible.models import (annotator_beta, dawid_skene, dirichlet, easy_hard, glad,
-                              ordered_probit, plackett_luce, prirn, ratings, ratings_censored,
-                              su_difficulty)
+from plausible.models import (annotator_beta, bradley_terry, dawid_skene, dirichlet, easy_hard,
+                              glad, multi_label, ordered_probit, plackett_luce, prirn, ratings,
+                              ratings_censored, su_difficulty)
 
-FORMATS = ("votes", "rankings", "labels", "ratings")
-"""Annotation formats, matching the containers ``Votes``, ``Rankings``, ``Labels``, ``Ratings``."""
+FORMATS = ("votes", "rankings", "labels", "ratings", "label_sets", "comparisons")
+"""Annotation formats, matching the containers ``Votes``, ``Rankings``, ``Labels``, ``Ratings``,
+``LabelSets`` and ``Comparisons``."""
 
 ITEM_DISTRIBUTION = "item distribution"
 TRUE_CLASS_POSTERIOR = "true-class posterior"
+LABEL_MARGINALS = "label marginals"
+RANK_DISTRIBUTION = "rank distribution"
 MEANINGS = {
     ITEM_DISTRIBUTION: "each item's distribution over the classes: annotators who genuinely "
                        "split on an item leave it split, however many of them there are",
     TRUE_CLASS_POSTERIOR: "the posterior probability that each class is the item's one true "
                           "class: disagreement is read as annotator error, so it concentrates "
                           "on one class as labels accumulate, even on ambiguous items",
+    LABEL_MARGINALS: "per label, the posterior probability that the item carries it (multi-label "
+                     "sets): one probability per label, so an item's row need not sum to one",
+    RANK_DISTRIBUTION: "the posterior probability of each rank position for the item among all "
+                       "the compared items (class 1: the best), from the draws of their worths",
 }
 """What a model's plausibility is (:attr:`ModelEntry.plausibility`), in words: the seeds'
-meaning (Stutz et al. 2023: a distribution over classes per item, ambiguity kept) or the
-latent-class models' (Dawid & Skene 1979 and after: one true class per item)."""
+meaning (Stutz et al. 2023: a distribution over classes per item, ambiguity kept), the
+latent-class models' (Dawid & Skene 1979 and after: one true class per item), the multi-label
+model's marginals per label, or the comparison models' distribution over rank positions."""
 
 
 @dataclass(frozen=True)
@@ -140,6 +148,18 @@ ENTRIES = (
                "Su's item difficulty x annotator fallibility, Gibbs classes + slice parameters",
                replicate=su_difficulty.replicate_labels,
                label_probabilities=su_difficulty.label_probabilities),
+    ModelEntry("multi-label", multi_label.build, "label_sets", "tempering", False,
+               "multi-label sets: a Bernoulli mixture over the items' true label sets with "
+               "per-annotator, per-label sensitivity and specificity, exact Gibbs",
+               plausibility=LABEL_MARGINALS),
+    ModelEntry("bradley-terry", bradley_terry.build, "comparisons", "repetitions", False,
+               "Bayesian Bradley-Terry: a Gamma worth per item, exact Gibbs with Caron & "
+               "Doucet's augmentation; plausibility over rank positions",
+               plausibility=RANK_DISTRIBUTION),
+    ModelEntry("noisy-bradley-terry", bradley_terry.build_noisy, "comparisons", "repetitions",
+               False, "Bradley-Terry with each annotator answering at random at their own rate "
+               "(a spammer), exact Gibbs with the random answers augmented",
+               plausibility=RANK_DISTRIBUTION),
     ModelEntry("normal-inverse-gamma", ratings.build, "ratings", "tempering", True,
                "Normal-Inverse-Gamma ratings thresholded into two classes, exact NIG draws",
                required=("threshold",), shard_options=ratings.shard_options,

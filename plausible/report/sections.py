@@ -50,6 +50,10 @@ def _count(data) -> tuple[int, str]:
     """How many annotations ``data`` holds, and what they are called."""
     if hasattr(data, "n_annotations"):
         return data.n_annotations, "labels"
+    if hasattr(data, "n_comparisons"):
+        return data.n_comparisons, "comparisons"
+    if hasattr(data, "n_responses"):
+        return data.n_responses, "label sets"
     if hasattr(data, "n_ratings"):
         return data.n_ratings, "ratings"
     if hasattr(data, "n_readers"):
@@ -131,6 +135,10 @@ def certainty(result, items: pd.DataFrame, threshold: float) -> Section:
     """The items' top-1 certainty: a log-scale histogram of its complement and the least
     certain items."""
     section = Section("certainty", "Certainty of the items")
+    if result.format == "comparisons":
+        return _ranks(section, items)
+    if result.format == "label_sets":
+        return _label_sets(section, items, threshold)
     values = items["certainty_top1"].to_numpy(dtype=float)
     below = int((values < threshold).sum())
     section.add(paragraph(
@@ -145,6 +153,44 @@ def certainty(result, items: pd.DataFrame, threshold: float) -> Section:
                             "Right: the least certain items."))
     if result.format == "ratings":
         section.add(_consensus(result))
+    return section
+
+
+def _ranks(section: Section, items: pd.DataFrame) -> Section:
+    """Comparisons: every item's posterior mean rank with its 90 % interval."""
+    ranked = items.sort_values("expected_rank")
+    wide = ranked["rank_q95"] - ranked["rank_q05"]
+    section.add(paragraph(
+        f"{len(ranked)} items ranked by their posterior mean rank (1: the best). The median "
+        f"90 % rank interval spans {float(wide.median()):g} places; an item's plausibility is "
+        "its distribution over the rank positions, and p_top1/p_top3/p_top10 in the item "
+        "table are the probabilities that it is among the best 1, 3 or 10."))
+    fig, ax = plt.subplots(figsize=(11, 3.5))
+    x = np.arange(len(ranked))
+    ax.vlines(x, ranked["rank_q05"], ranked["rank_q95"], color="C0", lw=1)
+    ax.plot(x, ranked["expected_rank"], "o", ms=2.5, color="C0")
+    ax.invert_yaxis()
+    ax.set(xlabel="items, by posterior mean rank", ylabel="rank",
+           title="posterior mean rank with its 90% interval")
+    section.add(figure(fig, "Each item's posterior mean rank (points) and 90 % interval "
+                            "(bars); overlapping intervals are orders the comparisons leave "
+                            "open."))
+    return section
+
+
+def _label_sets(section: Section, items: pd.DataFrame, threshold: float) -> Section:
+    """Multi-label sets: the expected Hamming accuracy of each item's predicted set."""
+    values = items["expected_hamming_accuracy"].to_numpy(dtype=float)
+    below = int((values < threshold).sum())
+    section.add(paragraph(
+        f"Each item's predicted set holds the labels whose plausibility is at least 1/2; its "
+        f"expected Hamming accuracy (the expected share of labels it gets right) averages "
+        f"{values.mean():.3f} over {values.size} items, {below} of them below {threshold:g}."))
+    fig, ax = plt.subplots(figsize=(6, 4))
+    plots.uncertainty(values, threshold=threshold, ax=ax)
+    ax.set_xlabel("1 - expected Hamming accuracy of the predicted set")
+    section.add(figure(fig, "1 - expected Hamming accuracy of each item's predicted set (log "
+                            "scale)."))
     return section
 
 
@@ -185,6 +231,8 @@ def annotators(result) -> Section:
     model's own per-annotator parameters with intervals, and the Dawid–Skene family's
     confusion matrices as heatmaps."""
     section = Section("annotators", "Annotators")
+    if result.format in ("comparisons", "label_sets"):
+        return _annotator_parameters(section, result)
     if result.format != "labels" or result.data is None:
         section.add(paragraph(
             f"The {result.model} model has no per-annotator parameters for {result.format}; "
@@ -245,6 +293,43 @@ def annotators(result) -> Section:
     return section
 
 
+def _annotator_parameters(section: Section, result) -> Section:
+    """Comparisons and label sets: each annotator's parameters with 90 % intervals (noisy
+    Bradley–Terry's rate of random answers; the multi-label model's sensitivity and
+    specificity averaged over the labels), and the likely spammers."""
+    posterior = result.trace["posterior"]
+    columns = {}
+    for name, draws in _annotator_draws(posterior).items():
+        columns.update(_interval_columns(draws, name))
+    for name in ("sensitivity", "specificity"):
+        if name in posterior.data_vars and "annotator" in posterior[name].dims:
+            var = posterior[name].mean("class").transpose("chain", "draw", "annotator")
+            columns.update(_interval_columns(var.values.reshape(-1, var.sizes["annotator"]),
+                                             f"mean_{name}"))
+    if not columns:
+        section.add(paragraph(f"The {result.model} model has no per-annotator parameters; the "
+                              "predictive checks below show how the annotations are fitted."))
+        return section
+    frame = pd.DataFrame(columns, index=pd.Index(result.data.annotators, name="annotator"))
+    if "spam" in frame:
+        spam = _annotator_draws(posterior)["spam"]
+        frame["likely_spammer"] = (spam > 0.5).mean(axis=0) >= SPAM_SHARE
+        flagged = frame.index[frame["likely_spammer"]]
+        section.add(paragraph(
+            f"spam: the rate at which the annotator answers at random. {len(flagged)} of "
+            f"{len(frame)} annotators are likely spammers (at least {SPAM_SHARE:.0%} of the "
+            "draws have them answer at random more often than not)"
+            + (f": {', '.join(map(str, flagged[:20]))}" if len(flagged) else "") + "."))
+    else:
+        section.add(paragraph(
+            "mean_sensitivity and mean_specificity: each annotator's probability of marking a "
+            "label the item carries, and of leaving out one it does not, averaged over the "
+            "labels, with 90 % intervals."))
+    section.add(table(frame, id="annotator-table", sortable=True, searchable=True,
+                      caption="Every annotator's parameters (posterior mean and 90 % interval)."))
+    return section
+
+
 def _heatmaps(posterior, quality: pd.DataFrame) -> str:
     """Posterior mean confusion matrices of the busiest annotators (and the population's,
     for hierarchical Dawid–Skene)."""
@@ -278,6 +363,9 @@ def next_labels(result, budget: int, threshold: float) -> Section:
                               "new label is expected to change it. Stop labelling."))
         return section
     section.add(paragraph(
+        f"The next {len(batch)} comparisons, best first, by the expected information gain "
+        "(bits) of their outcome about the worths; each item in at most one pair."
+        if result.format == "comparisons" else
         f"The next {len(batch)} annotations, best first, by the expected information gain "
         f"(bits) of one more label on the item's class; items whose top-1 certainty reaches "
         f"{threshold:g} are settled and left out."))
@@ -296,12 +384,31 @@ def predictive(result, check) -> Section:
         "Each statistic is computed on the observed annotations and on annotations "
         "replicated from the posterior; an observed value far in the replicates' tails "
         "(mid p-value near 0 or 1) is something the model does not reproduce."))
-    if hasattr(found, "names"):
+    if isinstance(found, pd.DataFrame):  # a mid p-value per statistic and entry
+        section.add(_p_value_table(found))
+    elif hasattr(found, "names"):
         for name in found.names:
             section.add(_annotation_statistic(found, name))
     else:
         section.add(_statistics(found))
     return section
+
+
+def _p_value_table(found: pd.DataFrame) -> str:
+    """A check given as one mid p-value per statistic and entry (comparisons, label sets):
+    per statistic how many are extreme (outside (0.025, 0.975)) against the 5 % expected by
+    chance, and the extreme entries in a table."""
+    frame = found.reset_index()
+    extreme = (frame["p_value"] < 0.025) | (frame["p_value"] > 0.975)
+    words = "; ".join(f"{name}: {int(extreme[rows.index].sum())} of {len(rows)} entries "
+                      f"extreme (about {0.05 * len(rows):.1f} expected by chance)"
+                      for name, rows in frame.groupby("statistic", sort=False))
+    out = paragraph(words + ".")
+    if extreme.any():
+        out += table(frame[extreme].head(50), id="check-extreme", index=False, sortable=True,
+                     caption="The entries the model does not reproduce (mid p-value below "
+                             "0.025 or above 0.975).")
+    return out
 
 
 def _statistics(found) -> str:
@@ -360,7 +467,7 @@ def item_table(result, items: pd.DataFrame) -> Section:
     section = Section("items", "Every item")
     frame = result.to_frame().set_index("item")
     mean = result.plausibility
-    if mean.sizes["class"] > PLAUSIBILITY_COLUMNS:
+    if mean.sizes["class"] > PLAUSIBILITY_COLUMNS and result.format != "comparisons":
         frame = frame[[c for c in frame.columns if not c.startswith("plausibility_")]]
         order = np.argsort(-mean.values, axis=1, kind="stable")[:, :3]
         classes = mean["class"].values

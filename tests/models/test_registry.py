@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from plausible import models
-from plausible.data import Labels, Rankings, Ratings, Votes
+from plausible.data import Comparisons, Labels, LabelSets, Rankings, Ratings, Votes
 
 DATA = {
     "votes": Votes.from_counts([[2, 1, 0], [0, 3, 1], [1, 1, 1]]),
@@ -17,6 +17,12 @@ DATA = {
     "ratings": Ratings.from_frame(pd.DataFrame({
         "item": [0, 0, 1, 1, 2, 2, 2], "annotator": [0, 1, 0, 1, 0, 1, 2],
         "score": [1.0, 1.5, 3.0, 2.5, 0.5, 1.0, 0.0]})),
+    "label_sets": LabelSets.from_frame(pd.DataFrame({
+        "item": [0, 0, 0, 1, 1, 2], "annotator": [0, 0, 1, 0, 1, 0],
+        "label": ["a", "b", "a", "c", None, "b"]})),
+    "comparisons": Comparisons.from_frame(pd.DataFrame({
+        "worker": [0, 0, 1, 1, 2], "left": ["x", "y", "x", "z", "y"],
+        "right": ["y", "z", "z", "x", "x"], "label": ["x", "y", "x", "x", "y"]})),
 }
 FRAMES = {  # DATA as the tables users hold, in crowd-kit's column names
     "votes": pd.DataFrame({"task": ["a", "b", "c"], 0: [2, 0, 1], 1: [1, 3, 1], 2: [0, 1, 1]}),
@@ -25,6 +31,9 @@ FRAMES = {  # DATA as the tables users hold, in crowd-kit's column names
     "labels": DATA["labels"].to_frame().rename(columns={"item": "task", "annotator": "worker"}),
     "ratings": pd.DataFrame({"task": [0, 0, 1, 1, 2, 2, 2], "worker": [0, 1, 0, 1, 0, 1, 2],
                              "score": [1.0, 1.5, 3.0, 2.5, 0.5, 1.0, 0.0]}),
+    "label_sets": DATA["label_sets"].to_wide().rename(columns={"item": "task",
+                                                              "annotator": "worker"}),
+    "comparisons": DATA["comparisons"].to_frame(),
 }
 OPTIONS = {"normal-inverse-gamma": {"threshold": 1.5},
            "censored-normal-inverse-gamma": {"threshold": 1.5, "scale": (0.0, 3.0)}}
@@ -35,7 +44,8 @@ def test_available_lists_every_aggregation_model():
     assert set(table.index) == {"dirichlet", "hierarchical-dirichlet", "prirn", "plackett-luce", "annotator-beta",
                                 "dawid-skene", "hierarchical-dawid-skene", "one-coin",
                                 "mace", "easy-hard", "ordered-probit", "glad", "su-difficulty",
-                                "normal-inverse-gamma", "censored-normal-inverse-gamma"}
+                                "normal-inverse-gamma", "censored-normal-inverse-gamma",
+                                "multi-label", "bradley-terry", "noisy-bradley-terry"}
     assert set(table["data"]) == set(models.FORMATS)
     assert set(table["reliability"]) == {"tempering", "repetitions"}
     assert list(models.available("rankings").index) == ["prirn", "plackett-luce"]
@@ -80,10 +90,11 @@ def test_every_builder_takes_a_table_in_crowd_kit_names(name):
 
 def test_every_entry_says_what_its_plausibility_means():
     table = models.available()
-    assert set(table["plausibility"]) == {models.ITEM_DISTRIBUTION, models.TRUE_CLASS_POSTERIOR}
+    assert set(table["plausibility"]) == set(models.MEANINGS)
     for name, row in table.iterrows():
-        expected = (models.TRUE_CLASS_POSTERIOR if row["data"] == "labels"
-                    else models.ITEM_DISTRIBUTION)
+        expected = {"labels": models.TRUE_CLASS_POSTERIOR, "label_sets": models.LABEL_MARGINALS,
+                    "comparisons": models.RANK_DISTRIBUTION}.get(row["data"],
+                                                                 models.ITEM_DISTRIBUTION)
         assert row["plausibility"] == expected, name
     with pytest.raises(ValueError, match="plausibility must be one of"):
         models.ModelEntry("x", models.get("dirichlet"), "votes", "tempering", True, "",
