@@ -41,8 +41,9 @@ MODELS = ("dawid-skene", "one-coin", "mace", "hierarchical-dawid-skene")
 """The label models with both class sweeps."""
 
 
-def simulate_crowd(n_labels: int, seed: int = 0) -> pl.data.Labels:
-    """About ``n_labels`` labels of a crowd as described in the module docstring."""
+def simulate_crowd(n_labels: int, seed: int = 0, *, with_truth: bool = False):
+    """About ``n_labels`` labels of a crowd as described in the module docstring (and, with
+    ``with_truth``, the items' true classes ``(item,)`` beside them)."""
     rng = np.random.default_rng(seed)
     C = 5
     n_items = max(10, n_labels // 5)
@@ -69,8 +70,9 @@ def simulate_crowd(n_labels: int, seed: int = 0) -> pl.data.Labels:
     item, worker = np.concatenate(items), np.concatenate(workers)
     cumulative = confusion[worker, truth[item]].cumsum(axis=1)
     label = np.minimum((rng.random((item.size, 1)) > cumulative).sum(axis=1), C - 1)
-    return pl.data.Labels(item, worker, label, np.arange(n_items), np.arange(n_workers),
-                          np.arange(C))
+    labels = pl.data.Labels(item, worker, label, np.arange(n_items), np.arange(n_workers),
+                            np.arange(C))
+    return (labels, truth) if with_truth else labels
 
 
 def worst(draws: np.ndarray) -> float:
