@@ -49,6 +49,7 @@ import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
+from scipy import sparse
 from scipy.special import ndtr
 
 from plausible.data.ratings import Ratings
@@ -261,6 +262,63 @@ def log_likelihood(trace, ratings: Ratings, lower, upper) -> xr.DataArray:
                         coords={"chain": posterior["chain"].values,
                                 "draw": posterior["draw"].values,
                                 **ratings.to_dataarray().coords})
+
+
+def item_log_likelihood(trace, ratings: Ratings, *, draws: int = 200, samples: int = 2000,
+                        seed: int | None = 0) -> xr.DataArray:
+    """Per item, the log-probability of its recorded ratings (times the reliability ``gamma``
+    inside, as :func:`log_likelihood`) with the item's own ``mu_i, sigma2_i`` integrated out
+    over the population, ``(chain, draw, item)`` at ``draws``
+    evenly thinned draws per chain: ``log E[prod_r P(x_r | mu, sigma2)]`` over ``(mu,
+    sigma2) ~ NIG(mu0, kappa0, alpha0, beta0)`` of the draw, by Monte Carlo with ``samples``
+    prior draws (a log of a mean: biased low by about the estimate's relative variance over
+    2, small at a few thousand for tens of coarse ratings per item).
+
+    What PSIS-LOO compares with a label model's per-item likelihood, whose latent class is
+    summed out the same way: with the item's own parameters kept (:func:`log_likelihood`
+    summed per item), leaving an item out removes every rating that informs them, and the
+    importance ratios fail (Pareto k above 0.7 for most items). Needs the sampled
+    hyper-parameters (the default ``prior="hierarchical"``); the recording (scale ends,
+    resolution) is read from the trace's ``constant_data``."""
+    posterior = trace["posterior"]
+    hyper = ("mu0", "kappa0", "alpha0", "beta0")
+    if not all(name in posterior.data_vars for name in hyper):
+        raise ValueError("item_log_likelihood integrates over the population's sampled "
+                         "hyper-parameters (mu0, kappa0, alpha0, beta0): fit with "
+                         "prior='hierarchical'")
+    constant = trace["constant_data"]
+    gamma = float(constant["reliability"])
+    lower, upper = _intervals(ratings.score, **{k: float(constant[k]) for k in RECORDING})
+    if np.any(lower == upper):
+        raise ValueError("item_log_likelihood needs ratings recorded to a resolution (interval "
+                         "probabilities), not exact values")
+    chains, n_draws = posterior.sizes["chain"], posterior.sizes["draw"]
+    kept = np.unique(np.linspace(0, n_draws - 1, min(int(draws), n_draws)).round().astype(int))
+    values = {name: posterior[name].transpose("chain", "draw").values[:, kept].reshape(-1)
+              for name in hyper}
+    # the ratings take few distinct intervals (a grid): each interval's log-probability once,
+    # then counted into the items, (item, interval) @ (interval, sample)
+    bins, which = np.unique(np.stack([lower, upper], axis=1), axis=0, return_inverse=True)
+    counts = sparse.csr_matrix((np.ones(ratings.n_ratings), (ratings.item, which.ravel())),
+                               shape=(ratings.n_items, bins.shape[0]))
+    rng = np.random.default_rng(seed)
+    M = positive_integer("samples", samples)
+    out = np.empty((values["mu0"].size, ratings.n_items))
+    for block, _ in iter_sample_blocks((out.shape[0],), (bins.shape[0] + ratings.n_items) * M):
+        n = block.stop - block.start
+        sigma2 = values["beta0"][block, None] / rng.gamma(values["alpha0"][block, None], 1.0,
+                                                         (n, M))
+        mu = values["mu0"][block, None] + np.sqrt(sigma2 / values["kappa0"][block, None]) * \
+            rng.standard_normal((n, M))
+        log_p = gamma * log_interval_probability(bins[:, :1, None], bins[:, 1:, None],
+                                                 mu[None], np.sqrt(sigma2)[None])
+        per_item = (counts @ log_p.reshape(bins.shape[0], n * M)).reshape(ratings.n_items, n, M)
+        top = per_item.max(axis=2, keepdims=True)
+        out[block] = (top[..., 0] + np.log(np.exp(per_item - top).mean(axis=2))).T
+    return xr.DataArray(out.reshape(chains, kept.size, ratings.n_items),
+                        dims=("chain", "draw", "item"),
+                        coords={"chain": posterior["chain"].values,
+                                "draw": posterior["draw"].values[kept], "item": ratings.items})
 
 
 RECORDING = ("censor_low", "censor_high", "resolution", "grid_anchor")

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+import xarray as xr
 from scipy import stats
 from scipy.special import logsumexp
 
@@ -198,3 +199,36 @@ def test_the_front_door_writes_a_consensus_rating_on_the_scale(tmp_path):
     plain = gaussian.to_frame().set_index("item")["consensus_score"]
     np.testing.assert_allclose(plain.to_numpy(),
                                gaussian.trace.posterior["mu"].mean(("chain", "draw")).values)
+
+
+def test_item_log_likelihood_integrates_the_items_parameters_by_quadrature():
+    """One rating per item: given ``sigma2``, ``mu`` integrates out in closed form (``x ~
+    N(mu0, sigma2 (1 + 1/kappa0))``), so the item's probability of its interval is a 1-D
+    integral over the inverse-gamma ``sigma2``; the Monte Carlo estimate must match it."""
+    from scipy import integrate
+
+    hyper = {"mu0": 1.0, "kappa0": 2.0, "alpha0": 3.0, "beta0": 4.0}
+    ratings = Ratings(np.arange(4), np.zeros(4, int), np.array([0.0, 1.0, 2.0, 4.0]),
+                      np.arange(4), np.array([0]), scale=(0.0, 4.0))
+    posterior = xr.Dataset({name: (("chain", "draw"), np.full((1, 3), value))
+                            for name, value in hyper.items()},
+                           coords={"chain": [0], "draw": [0, 1, 2]})
+    constant = xr.Dataset({"reliability": 1.0, "censor_low": 0.0, "censor_high": 4.0,
+                           "resolution": 1.0, "grid_anchor": 0.0})
+    trace = xr.DataTree.from_dict({"posterior": posterior, "constant_data": constant})
+    got = ratings_censored.item_log_likelihood(trace, ratings, samples=200_000, seed=1)
+    lower, upper = ratings_censored.rating_bins(ratings, resolution=1.0)
+
+    def exact(lo, hi):
+        def density(s2):
+            sd = np.sqrt(s2 * (1 + 1 / hyper["kappa0"]))
+            p = stats.norm.cdf(hi, hyper["mu0"], sd) - stats.norm.cdf(lo, hyper["mu0"], sd)
+            return p * stats.invgamma.pdf(s2, hyper["alpha0"], scale=hyper["beta0"])
+        return np.log(integrate.quad(density, 0, np.inf)[0])
+
+    expected = np.array([exact(lo, hi) for lo, hi in zip(lower, upper)])
+    np.testing.assert_allclose(got.values[0], np.broadcast_to(expected, (3, 4)), atol=0.01)
+    exact_values = xr.DataTree.from_dict({"posterior": posterior,
+                                          "constant_data": constant.assign(resolution=0.0)})
+    with pytest.raises(ValueError, match="recorded to a resolution"):
+        ratings_censored.item_log_likelihood(exact_values, ratings.subset([1, 2]))
