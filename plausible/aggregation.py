@@ -419,7 +419,8 @@ class Aggregation:
             if kind == "ratings":
                 scale = self.options.get("scale", self.data.scale)
                 return Check(report, rating_predictive_check(self.data, replicated, scale=scale))
-            return Check(report, annotation_predictive_check(self.data, replicated))
+            return Check(report, annotation_predictive_check(
+                self.data, replicated, ordinal=self.model == "ordered-probit"))
         return Check(report, None, f"the {self.model} model has none yet")
 
     def next_items(self, budget: int, *, threshold: float = 0.95, strategy: str = "information",

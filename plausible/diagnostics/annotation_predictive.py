@@ -18,7 +18,11 @@ Test quantities ``T``, computed on the observed and on every replicated label se
 * ``annotator_rate``: share of each annotator's labels in the ``positive`` class;
 * ``agreement``: for each pair of annotators, the share of agreeing label pairs among all
   pairs of their labels on common items, ``sum_i sum_c n_ijc n_ij'c / sum_i n_ij n_ij'``
-  (NaN for pairs without common items).
+  (NaN for pairs without common items);
+* ``grade_range`` (ordered classes only, ``ordinal=True``): number of items whose labels span
+  ``r`` grades, ``max - min = r``, ``r = 0..C-1``: how far apart an item's labels lie, which a
+  model of one true grade and rater noise must reproduce (items that raters split between the
+  ends of the scale are ambiguity, not noise).
 
 Each gets a posterior predictive interval (``interval`` mass, central) and the mid p-value
 ``P(T_rep > T_obs) + P(T_rep = T_obs) / 2`` (values near 0 or 1 flag misfit).
@@ -33,7 +37,7 @@ from scipy import sparse
 from plausible.data.labels import Labels
 from plausible.diagnostics.predictive_statistics import mid_p_value
 
-STATISTICS = ("pattern", "votes", "annotator_rate", "agreement")
+STATISTICS = ("pattern", "votes", "annotator_rate", "agreement", "grade_range")
 
 
 def thinned_draws(trace, draws: int) -> tuple[np.ndarray, np.ndarray]:
@@ -60,9 +64,12 @@ def _is_complete(labels: Labels) -> bool:
 class _Design:
     """Precomputed sparse maps from annotation slots to items / annotators / pairs."""
 
-    def __init__(self, labels: Labels, positive: int, max_patterns: int):
+    def __init__(self, labels: Labels, positive: int, max_patterns: int, ordinal: bool = False):
         self.labels = labels
         self.positive = positive
+        self.ordinal = ordinal
+        self.item_order = np.argsort(labels.item, kind="stable")
+        self.item_starts = np.searchsorted(labels.item[self.item_order], np.arange(labels.n_items))
         J, C = labels.n_annotators, labels.n_classes
         self.by_item = _one_hot(labels.item, labels.n_items)
         self.by_annotator = _one_hot(labels.annotator, J)
@@ -107,6 +114,13 @@ class _Design:
             # same-annotator pairs are excluded by taking the upper triangle only
             ratio = agree / self.pair_totals
         out["agreement"] = ratio[:, self.pair_rows, self.pair_cols]
+        if self.ordinal:
+            by_item = replicated[:, self.item_order]
+            spread = (np.maximum.reduceat(by_item, self.item_starts, axis=1)
+                      - np.minimum.reduceat(by_item, self.item_starts, axis=1))  # (S, item)
+            C = labels.n_classes
+            out["grade_range"] = np.bincount((spread + (np.arange(S) * C)[:, None]).ravel(),
+                                             minlength=S * C).reshape(S, C)
         return out
 
 
@@ -146,8 +160,8 @@ class AnnotationPredictiveCheck:
         return [n for n in STATISTICS if n in self.observed]
 
 def annotation_predictive_check(labels: Labels, replicated, *, positive: int | None = None,
-                                max_patterns: int = 1024, interval: float = 0.95
-                                ) -> AnnotationPredictiveCheck:
+                                max_patterns: int = 1024, interval: float = 0.95,
+                                ordinal: bool = False) -> AnnotationPredictiveCheck:
     """Compare observed labels with labels replicated from the posterior.
 
     Parameters
@@ -162,6 +176,8 @@ def annotation_predictive_check(labels: Labels, replicated, *, positive: int | N
     max_patterns : int
         The ``pattern`` statistic is computed when the design is complete and has at most
         this many possible patterns (``classes ** annotators``).
+    ordinal : bool
+        The classes are ordered grades: add ``grade_range`` (module).
     """
     replicated = np.asarray(replicated)
     if replicated.ndim != 2 or replicated.shape[1] != labels.n_annotations:
@@ -170,7 +186,7 @@ def annotation_predictive_check(labels: Labels, replicated, *, positive: int | N
     if replicated.min() < 0 or replicated.max() >= labels.n_classes:
         raise ValueError(f"replicated labels must be class indices in 0..{labels.n_classes - 1}")
     positive = labels.n_classes - 1 if positive is None else int(positive)
-    design = _Design(labels, positive, max_patterns)
+    design = _Design(labels, positive, max_patterns, ordinal)
     obs = design.statistics(labels.label[None])
     rep = design.statistics(replicated)
     names = {"votes": np.arange(design.max_votes + 1), "annotator_rate": list(labels.annotators),
@@ -178,6 +194,8 @@ def annotation_predictive_check(labels: Labels, replicated, *, positive: int | N
                            for a, b in zip(design.pair_rows, design.pair_cols)]}
     if design.complete:
         names["pattern"] = design.pattern_names
+    if ordinal:
+        names["grade_range"] = np.arange(labels.n_classes)
     observed = {k: pd.Series(obs[k][0], index=pd.Index(names[k], name=k)) for k in names}
     replicated_tables = {k: pd.DataFrame(rep[k], columns=pd.Index(names[k], name=k)) for k in names}
     order = [n for n in STATISTICS if n in names]

@@ -200,3 +200,23 @@ def test_simulation_based_calibration():
                                           tune=100, seed=5, log_likelihood=False)
     for name, p in result.p_values(bins=10).items():
         assert p > 1e-3, (name, p)
+
+
+def test_the_predictive_check_flags_items_split_between_the_ends_of_the_scale():
+    """Grades from the model pass the ordinal check; the same design with 40 % of the items
+    split between the lowest and the highest grade (ambiguity, which one true grade plus rater
+    noise cannot produce) fails it: too many items span the whole scale."""
+    labels, _ = simulated_grades(n_items=60, n_grades=5, seed=0)
+    rng = np.random.default_rng(0)
+    split = rng.random(labels.n_items) < 0.4
+    ends = np.where(rng.random(labels.n_annotations) < 0.5, 0, 4)
+    ambiguous = Labels(labels.item, labels.annotator,
+                       np.where(split[labels.item], ends, labels.label), labels.items,
+                       labels.annotators, labels.classes)
+    outside = {}
+    for name, data in (("model's", labels), ("split", ambiguous)):
+        fit = pl.aggregate(data, "ordered-probit", draws=300, chains=2, seed=0)
+        summary = fit.check(draws=100).predictive.summary("grade_range")
+        outside[name] = summary.index[~summary["inside"]].tolist()
+    assert outside["model's"] == []
+    assert 4 in outside["split"]  # whole-scale items: far more than replicated
