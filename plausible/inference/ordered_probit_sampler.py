@@ -52,6 +52,7 @@ import scipy.sparse as sp
 from plausible.data.labels import Labels
 from plausible.inference.kernel import Variable
 from plausible.inference.lockstep_slice import slice_updates
+from plausible.inference.memory import MemoryBudgetError, format_bytes, memory_budget
 from plausible.maths.categorical import categorical_draws
 from plausible.maths.known_classes import known_log_mask
 from plausible.maths.logspace import log_dirichlet_draws, logsumexp_last
@@ -139,12 +140,20 @@ class OrderedProbitKernel:
         self.spam_prior = tuple(float(v) for v in spam_prior)
         self.gamma = int(gamma)
         self.moves, self.shift = MOVES, True  # steps 3b and 4b (off: the conjugate steps alone)
+        J, K = labels.n_annotators, labels.n_classes
+        working = 8 * (4 * J * K * K + 4 * labels.n_items * K + 8 * self.gamma *
+                       labels.n_annotations)
+        if working > memory_budget():
+            raise MemoryBudgetError(
+                f"ordered probit's sweep needs about {format_bytes(working)} of working memory "
+                f"({J} annotators x {K}^2 grade pairs), more than the budget "
+                f"({format_bytes(memory_budget())}): bin the {K} grades into fewer, or model the "
+                "scores as ratings (censored-normal-inverse-gamma with a resolution)")
         self.counts = label_counts(labels)
         self.lower, self.upper = (end[labels.label] for end in thresholds(labels.n_classes))
         self.log_uniform = -np.log(labels.n_classes)
         self.mask = known_log_mask(labels.known, labels.n_items, labels.n_classes)
         self.n_labels = self.gamma * np.bincount(labels.annotator, minlength=labels.n_annotators)
-        J, K = labels.n_annotators, labels.n_classes
         self.variables = {"class_prior": Variable(("class",), (K,)),
                           "bias": Variable(("annotator",), (J,)),
                           "noise": Variable(("annotator",), (J,)),

@@ -12,6 +12,7 @@ from scipy.special import logsumexp
 
 import plausible as pl
 from plausible.data.labels import Labels
+from plausible.inference.memory import MemoryBudgetError
 from plausible.inference.ordered_probit_sampler import OrderedProbitKernel, thresholds
 from plausible.models import ordered_probit
 
@@ -220,3 +221,10 @@ def test_the_predictive_check_flags_items_split_between_the_ends_of_the_scale():
         outside[name] = summary.index[~summary["inside"]].tolist()
     assert outside["model's"] == []
     assert 4 in outside["split"]  # whole-scale items: far more than replicated
+
+
+def test_a_scale_too_fine_for_memory_is_refused_before_sampling(monkeypatch):
+    labels, _ = simulated_grades(n_items=10)
+    monkeypatch.setattr("plausible.inference.memory.available_memory", lambda: 10_000)
+    with pytest.raises(MemoryBudgetError, match="bin the 4 grades into fewer"):
+        ordered_probit.build(labels)
