@@ -73,8 +73,7 @@ class Comparison:
         table = table.join(self.loo[["rank", "elpd", "elpd_diff", "dse",
                                      f"share_k_above_{PARETO_K}"]])
         table["predictive entries missed"] = missed
-        table = table.join(self.convergence[["status", "max_rhat"]]).join(
-            self.certainty[["mean_certainty_top1", f"items_below_{CERTAIN}"]])
+        table = table.join(self.convergence[["status", "max_rhat"]]).join(self.certainty)
         return table.sort_values("rank", na_position="last")
 
     def plot(self):
@@ -91,12 +90,13 @@ class Comparison:
         axes[1].barh(y, table["predictive entries missed"].fillna(0).to_numpy())
         axes[1].set(yticks=y, yticklabels=table.index, xlabel=f"entries with mid p < {MISSED} or "
                     f"> {1 - MISSED}", title="posterior predictive checks")
+        column = self.certainty.columns[0].removeprefix("mean_")  # certainty_top1, or a set's
         for name in table.index:
-            values = np.sort(self.fits[name].labels()["certainty_top1"].to_numpy())
+            values = np.sort(self.fits[name].labels()[column].to_numpy())
             axes[2].step(values, np.arange(1, values.size + 1) / values.size, where="post",
                          label=name)
         axes[2].axvline(CERTAIN, color="0.6", lw=1)
-        axes[2].set(xlabel="top-1 certainty", ylabel="share of items at or below",
+        axes[2].set(xlabel=column.replace("_", " "), ylabel="share of items at or below",
                     title="certainty")
         axes[2].legend(fontsize="small")
         fig.tight_layout()
@@ -133,7 +133,12 @@ def _check_rows(name: str, check) -> list[dict]:
     predictive = check.predictive
     if predictive is None:
         return []
-    if hasattr(predictive, "names"):
+    if isinstance(predictive, pd.DataFrame):  # a mid p-value per statistic and entry
+        table = predictive.reset_index()
+        entry = next((c for c in ("entry", "element") if c in table.columns), None)
+        frames = {statistic: (rows.set_index(entry) if entry else rows)
+                  for statistic, rows in table.groupby("statistic", sort=False)}
+    elif hasattr(predictive, "names"):
         frames = {statistic: predictive.summary(statistic) for statistic in predictive.names}
     else:  # one value per statistic
         summary = predictive.summary()
@@ -192,9 +197,11 @@ def compare(data, models, *, seed: int | None = 0, draws: int | str = "auto", ch
                              "min_ess_bulk": float(table["min_ess_bulk"].min()),
                              "draws": int(fit.trace.posterior.sizes["draw"]),
                              "worst": _worst_quantity(report)}
-        top1 = fit.labels()["certainty_top1"]
-        certainty[name] = {"mean_certainty_top1": float(top1.mean()),
-                           f"items_below_{CERTAIN}": int((top1 < CERTAIN).sum())}
+        labels = fit.labels()  # multi-label sets: the predicted set's expected accuracy
+        column = ("certainty_top1" if "certainty_top1" in labels.columns
+                  else "expected_hamming_accuracy")
+        certainty[name] = {f"mean_{column}": float(labels[column].mean()),
+                           f"items_below_{CERTAIN}": int((labels[column] < CERTAIN).sum())}
     loo = _loo_table(fits, convergence, notes)
     check_table = (pd.DataFrame(checks).set_index(["model", "statistic"]) if checks else
                    pd.DataFrame(columns=["entries", "missed", "extreme_p_value", "worst_entry"],

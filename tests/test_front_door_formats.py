@@ -99,3 +99,21 @@ def test_bad_shapes_exit_2_naming_the_row(tmp_path, capsys, pairs_table):
                  str(tmp_path / "out.csv")])
     err = capsys.readouterr().err
     assert code == 2 and "two.csv" in err and "'b'" in err, err
+
+
+def test_compare_prefers_the_noisy_model_on_a_crowd_with_spammers():
+    rng = np.random.default_rng(1)
+    worth = np.linspace(2.0, -2.0, 15)
+    rows = []
+    for _ in range(500):
+        i, j = rng.choice(15, 2, replace=False)
+        worker = rng.integers(8)  # workers 0 and 1 answer at random
+        p = 0.5 if worker < 2 else 1 / (1 + np.exp(worth[j] - worth[i]))
+        rows.append((f"w{worker}", f"o{i}", f"o{j}", f"o{i}" if rng.random() < p else f"o{j}"))
+    table = pd.DataFrame(rows, columns=["worker", "left", "right", "label"])
+    comparison = pl.compare(table, ["bradley-terry", "noisy-bradley-terry"], seed=0,
+                            progressbar=False)
+    ranked = comparison.table
+    assert ranked.index[0] == "noisy-bradley-terry"
+    assert -ranked.loc["bradley-terry", "elpd_diff"] > 2 * ranked.loc["bradley-terry", "dse"]
+    assert comparison.checks.loc[("bradley-terry", "annotator_consistency"), "missed"] > 0
