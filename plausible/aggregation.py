@@ -394,10 +394,18 @@ class Aggregation:
                                     "max": v.max()} for name, v in per_draw.items()}
                             ).T.rename_axis("metric")
 
+    def convergence(self):
+        """The convergence report of the trace (:func:`plausible.diagnostics.
+        convergence_report`), computed once: on stored per-item draws it can take longer
+        than the sampling."""
+        if "convergence" not in self._cache:
+            self._cache["convergence"] = convergence_report(self.trace)
+        return self._cache["convergence"]
+
     def check(self, *, draws: int = 200, seed: int | None = 0) -> Check:
         """The convergence report (:func:`plausible.diagnostics.convergence_report`) and the
         model's posterior predictive check on ``draws`` replicated data sets."""
-        report = convergence_report(self.trace)
+        report = self.convergence()
         kind, entry = self.format, models.entry(self.model)
         if self.data is None:
             return Check(report, None, "the workers read the annotations, so this run holds no "

@@ -338,10 +338,8 @@ def aggregate(args) -> int:
 def _write_results(args, result, output, saved):
     """The per-item table and the report (with ``--check``, the predictive check too); the
     trace saved to ``saved`` and the table written to ``output`` where given."""
-    from plausible.diagnostics import convergence_report
-
     frame = result.to_frame()
-    checked = result.check() if args.check else convergence_report(result.trace)
+    checked = result.check() if args.check else result.convergence()
     if saved is not None:
         result.save(saved)
     if output is not None:

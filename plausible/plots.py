@@ -27,7 +27,7 @@ from plausible.calibration.losses import calibration_table
 from plausible.evaluation.mutual_information import labelers_to_match
 
 ANNOTATION_UNITS = {"pattern": "items", "votes": "items", "annotator_rate": "positive rate",
-                    "agreement": "agreement"}
+                    "agreement": "agreement", "grade_range": "items"}
 
 
 def _axes(ax):
@@ -308,7 +308,7 @@ def annotation_check(check, name: str, ax=None, log: bool | None = None, entries
                 label=f"replicated ({100 * check.interval:g} %)")
     ax.scatter(x, table["observed"], color="C3", marker="x", zorder=3, label="observed")
     ax.set_xticks(x, [str(i) for i in table.index], rotation=90 if len(table) > 12 else 0)
-    if log if log is not None else name in ("pattern", "votes"):
+    if log if log is not None else name in ("pattern", "votes", "grade_range"):
         ax.set_yscale("symlog", linthresh=1)
         ax.set_ylim(bottom=0)  # counts: no negative decades
     ax.set(title=name, ylabel=ANNOTATION_UNITS[name])
