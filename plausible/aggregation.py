@@ -166,6 +166,12 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         raise ValueError(f"model {name!r} needs {', '.join(f'{m}=' for m in missing)} "
                          f"({entry.summary})")
     fitted = data_for_model(annotations, entry)
+    if entry.data == "comparisons" and fitted.n_items > bradley_terry.MAX_RANKED_ITEMS:
+        raise ValueError(
+            f"{fitted.n_items} compared items: the plausibility, each item's distribution over "
+            f"the rank positions, takes {fitted.n_items}^2 values a draw, summarised while "
+            f"sampling (up to {bradley_terry.MAX_RANKED_ITEMS} items); compare fewer items at "
+            "once (e.g. within groups compared among themselves)")
     if known is not None:
         if entry.data != "labels":
             raise ValueError(f"known= (the true class of some items) needs a label model; "
