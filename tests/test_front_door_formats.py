@@ -117,3 +117,12 @@ def test_compare_prefers_the_noisy_model_on_a_crowd_with_spammers():
     assert ranked.index[0] == "noisy-bradley-terry"
     assert -ranked.loc["bradley-terry", "elpd_diff"] > 2 * ranked.loc["bradley-terry", "dse"]
     assert comparison.checks.loc[("bradley-terry", "annotator_consistency"), "missed"] > 0
+
+
+def test_too_many_compared_items_are_refused_before_sampling():
+    n = pl.models.bradley_terry.MAX_RANKED_ITEMS + 1
+    chain = pd.DataFrame({"worker": "w", "left": [f"x{i}" for i in range(n)],
+                          "right": [f"x{i + 1}" for i in range(n)],
+                          "label": [f"x{i}" for i in range(n)]})
+    with pytest.raises(ValueError, match=f"{n + 1} compared items: .* compare fewer"):
+        pl.aggregate(chain)

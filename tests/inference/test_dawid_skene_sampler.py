@@ -55,8 +55,8 @@ def test_class_sweep_matches_enumeration_and_keeps_the_counts(n_classes):
     u = rng.random(labels.n_items)
     before = z.copy()
     changed = kernel.class_sweep(design.offsets, design.code, design.table(np.log(theta)),
-                                 np.log(pi), gamma, u, z, counts, class_counts, out, 0,
-                                 labels.n_items)
+                                 np.log(pi), gamma, u, z, design.fixed, counts, class_counts,
+                                 out, 0, labels.n_items)
     expected = enumerated_posterior(labels, pi, theta, gamma)
     np.testing.assert_allclose(out, expected, rtol=2e-6, atol=1e-30)
     np.testing.assert_array_equal(z, (u[:, None] > np.cumsum(expected, axis=1)).sum(axis=1)
@@ -87,8 +87,8 @@ def test_class_draws_follow_the_posterior():
     no_store = np.empty((0, 3), dtype=np.float32)
     for _ in range(n):
         kernel.class_sweep(design.offsets, design.code, table, log_pi, 1.0,
-                           rng.random(labels.n_items), z, counts, class_counts, no_store, 0,
-                           labels.n_items)
+                           rng.random(labels.n_items), z, design.fixed, counts, class_counts,
+                           no_store, 0, labels.n_items)
         seen[np.arange(labels.n_items), z] += 1
     expected = n * enumerated_posterior(labels, pi, theta, 1.0)
     keep = expected > 5

@@ -307,3 +307,31 @@ def test_metrics_by_hand():
     np.testing.assert_allclose(draws.mean(0), P.mean(0), atol=0.03)
     with pytest.raises(ValueError, match="0/1"):
         metrics.expected_hamming_accuracy(P, predicted * 2)
+
+
+def test_simulation_based_calibration():
+    """Ranks of the true label prevalences and annotators' sensitivities and specificities
+    among the posterior draws are uniform over 20 data sets drawn from the model's prior
+    (Talts et al. 2018); the component-wise quantities are left out, their order being the
+    sampler's (components sorted by weight)."""
+    from plausible.inference.sbc import simulation_based_calibration
+
+    M, K, J, I = 2, 2, 3, 25
+
+    def simulate(rng):
+        pi = rng.dirichlet(np.full(M, 0.5))
+        phi = rng.beta(1.0, 1.0, (M, K))
+        se, sp = rng.beta(2.0, 1.0, (J, K)), rng.beta(4.0, 1.0, (J, K))
+        y = rng.random((I, K)) < phi[rng.choice(M, I, p=pi)]
+        item, annotator = np.repeat(np.arange(I), J), np.tile(np.arange(J), I)
+        p = np.where(y[item], se[annotator], 1 - sp[annotator])
+        data = LabelSets(item, annotator, rng.random(p.shape) < p, np.arange(I),
+                         np.arange(J), np.arange(K))
+        return {"label_prevalence": pi @ phi, "sensitivity": se, "specificity": sp}, data
+
+    result = simulation_based_calibration(
+        lambda data: multi_label.build(data, components=M), simulate,
+        var_names=["label_prevalence", "sensitivity", "specificity"], n_simulations=20,
+        draws=100, chains=2, thin=2, tune=50, seed=5, log_likelihood=False)
+    for name, p in result.p_values(bins=10).items():
+        assert p > 1e-3, (name, p)
