@@ -135,6 +135,7 @@ class AnnotatorBetaGibbs(BlockedStep):
         if not np.isin(patterns.label, (0, 1)).all():
             raise ValueError("AnnotatorBetaGibbs needs binary labels in {0, 1}")
         self.patterns = patterns
+        self.shift = patterns.log_odds_shift  # +-inf: the patterns of known class
         if int(sweeps) < 1:
             raise ValueError(f"sweeps must be >= 1, got {sweeps}")
         self.sweeps = int(sweeps)
@@ -188,7 +189,7 @@ class AnnotatorBetaGibbs(BlockedStep):
         log_odds = kernel.class_log_odds(
             float(point[self.vars[0].name]), self._accuracy_logits(point), self.index,
             self.sens_block, self.spec_block, pat.item, pat.annotator, pat.label, pat.n_patterns,
-            self.gamma)
+            self.gamma, self.shift)
         return expit(log_odds)
 
     def draw_classes(self, point):
@@ -197,7 +198,7 @@ class AnnotatorBetaGibbs(BlockedStep):
         log_odds = kernel.class_log_odds(
             float(point[self.vars[0].name]), self._accuracy_logits(point), self.index,
             self.sens_block, self.spec_block, pat.item, pat.annotator, pat.label, pat.n_patterns,
-            self.gamma)
+            self.gamma, self.shift)
         return kernel.draw_positives(self.rng, log_odds, pat.weight)
 
     def draw_parameters(self, point, positives):
@@ -237,7 +238,7 @@ class AnnotatorBetaGibbs(BlockedStep):
             self.rng, self.sweeps, float(point[self.vars[0].name]), z, means, inv_sqrt,
             self.fixed_priors, self.coupling, u_max, self.covers, self.index, self.sizes,
             self.sens_block, self.spec_block, pat.item, pat.annotator, pat.label, pat.weight,
-            *self.prevalence_prior, self.gamma)
+            *self.prevalence_prior, self.gamma, self.shift)
         new_point[self.vars[0].name] = np.asarray(zq)
         self._write_accuracies(new_point, z)
         if self.hyper is not None:

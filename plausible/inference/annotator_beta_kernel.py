@@ -34,9 +34,10 @@ def logit_beta_draw(rng, a, b):
 
 @numba.njit(cache=True)
 def class_log_odds(zq, z, index, sens_block, spec_block, pat_item, pat_ann, pat_label, n_patterns,
-                   gamma):
-    """``logit q + gamma (L1_u - L0_u)`` per pattern, ``(U,)``: the log odds of class 1 of its
-    items, the labels' log-likelihood tempered by the reliability ``gamma``. Each annotator's
+                   gamma, shift):
+    """``logit q + gamma (L1_u - L0_u) + shift_u`` per pattern, ``(U,)``: the log odds of class
+    1 of its items, the labels' log-likelihood tempered by the reliability ``gamma``; ``shift``
+    ``(U,)``: ``+-inf`` for patterns of known class (:attr:`ItemPatterns.log_odds_shift`). Each annotator's
     two log-likelihood ratios are computed once, so the loop over labels only adds."""
     n_annotators = index.shape[1]
     ratio = np.empty((n_annotators, 2))  # log P(x | c = 1) - log P(x | c = 0), by label x
@@ -48,7 +49,7 @@ def class_log_odds(zq, z, index, sens_block, spec_block, pat_item, pat_ann, pat_
     evidence = np.zeros(n_patterns)
     for k in range(pat_item.size):
         evidence[pat_item[k]] += ratio[pat_ann[k], pat_label[k]]
-    return zq + gamma * evidence
+    return zq + gamma * evidence + shift
 
 
 @numba.njit(cache=True)
@@ -135,7 +136,7 @@ def hyper_scan(rng, means, inv_sqrt, z, size, coupling, u_max):
 
 @numba.njit(cache=True)
 def sweeps(rng, n_sweeps, zq, z, means, inv_sqrt, fixed_priors, coupling, u_max, covers, index, size,
-           sens_block, spec_block, pat_item, pat_ann, pat_label, weight, a_q, b_q, gamma):
+           sens_block, spec_block, pat_item, pat_ann, pat_label, weight, a_q, b_q, gamma, shift):
     """``n_sweeps`` full sweeps (classes, prevalence, accuracies, hyper-parameters), in place
     on ``z``, ``means``, ``inv_sqrt``; returns ``(logit q, positive items of the last sweep)``."""
     n_annotators = index.shape[1]
@@ -148,7 +149,7 @@ def sweeps(rng, n_sweeps, zq, z, means, inv_sqrt, fixed_priors, coupling, u_max,
                 priors[b, 0] = means[b] * s
                 priors[b, 1] = (1.0 - means[b]) * s
         log_odds = class_log_odds(zq, z, index, sens_block, spec_block, pat_item, pat_ann, pat_label,
-                                  weight.size, gamma)
+                                  weight.size, gamma, shift)
         positives = draw_positives(rng, log_odds, weight)
         n1 = positives.sum()
         zq = draw_parameters(rng, positives, weight, pat_item, pat_ann, pat_label, n_annotators,

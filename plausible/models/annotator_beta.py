@@ -81,7 +81,7 @@ from plausible.inference.annotator_beta_gibbs import AccuracyBlock, AnnotatorBet
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
 from plausible.inference.slice_hyper import BetaHyperSpec
 from plausible.metrics.chunks import iter_sample_blocks
-from plausible.models.latent_class import refuse_known
+from plausible.maths.known_classes import known_log_mask
 
 ACCURACY_KINDS = ("hierarchical", "symmetric", "pooled")
 INITIAL_ACCURACY = 0.8
@@ -149,7 +149,6 @@ def build(labels: Labels, *, reliability: float = 1.0, accuracy: str = "hierarch
     ``log_likelihood`` and ``observed_data`` groups.
     """
     _check_binary(labels)
-    refuse_known(labels, "annotator-beta")
     gamma = positive("reliability", reliability)
     if accuracy not in ACCURACY_KINDS:
         raise ValueError(f"accuracy must be one of {ACCURACY_KINDS}, got {accuracy!r}")
@@ -196,18 +195,25 @@ def build(labels: Labels, *, reliability: float = 1.0, accuracy: str = "hierarch
             spec_j, sens_j = pt.broadcast_to(spec, (J,)), pt.broadcast_to(sens, (J,))
 
         # likelihood on the distinct item patterns (items with identical labels), weighted
-        pat = item_patterns(labels.item, labels.annotator, labels.label, I, J)
+        pat = item_patterns(labels.item, labels.annotator, labels.label, I, J,
+                            known=labels.known)
         says_positive = pat.label == 1
         l1 = pt.switch(says_positive, pt.log(sens_j)[pat.annotator], pt.log1p(-sens_j)[pat.annotator])
         l0 = pt.switch(says_positive, pt.log1p(-spec_j)[pat.annotator], pt.log(spec_j)[pat.annotator])
         L1 = pt.inc_subtensor(pt.zeros(pat.n_patterns)[pat.item], l1)
         L0 = pt.inc_subtensor(pt.zeros(pat.n_patterns)[pat.item], l0)
         log_q, log1m_q = pt.log(prevalence), pt.log1p(-prevalence)
-        pm.Potential("labels",
-                     (pat.weight * pt.logaddexp(log_q + gamma * L1, log1m_q + gamma * L0)).sum())
+        # a pattern of known class keeps that class's term only (known classes: clamped)
+        known = np.full(pat.n_patterns, -1) if pat.known is None else pat.known
+        pm.Potential("labels", (pat.weight * pt.switch(
+            pt.eq(known, 1), log_q + gamma * L1, pt.switch(
+                pt.eq(known, 0), log1m_q + gamma * L0,
+                pt.logaddexp(log_q + gamma * L1, log1m_q + gamma * L0)))).sum())
         if plausibility:
-            z = (log_q - log1m_q + gamma * (L1 - L0))[pat.item_pattern]
-            pm.Deterministic("plausibility", pt.stack([pt.sigmoid(-z), pt.sigmoid(z)], axis=-1),
+            z = (log_q - log1m_q + gamma * (L1 - L0))
+            p1 = pt.switch(pt.eq(known, 1), 1.0, pt.switch(pt.eq(known, 0), 0.0, pt.sigmoid(z)))
+            p1 = p1[pat.item_pattern]
+            pm.Deterministic("plausibility", pt.stack([1.0 - p1, p1], axis=-1),
                              dims=("item", "class"))
         if gibbs:
             hyper_vars = [] if hyper is None else [model[n] for n in (*hyper.means, *hyper.scales)]
@@ -301,10 +307,11 @@ def log_likelihood(trace, labels: Labels) -> xr.DataArray:
     sample_shape, J = q.shape, labels.n_annotators
     q, sens, spec = q.reshape(-1), sens.reshape(-1, J), spec.reshape(-1, J)
     value = np.empty((q.size, labels.n_items))
+    mask = known_log_mask(labels.known, labels.n_items, 2)  # known class: its term only
     for samples, _ in iter_sample_blocks((q.size,), labels.n_annotations + 2 * labels.n_items):
         L0, L1 = _class_log_likelihoods(labels, sens[samples], spec[samples])
-        value[samples] = np.logaddexp(np.log(q[samples])[:, None] + gamma * L1,
-                                      np.log1p(-q[samples])[:, None] + gamma * L0)
+        value[samples] = np.logaddexp(np.log(q[samples])[:, None] + mask[:, 1] + gamma * L1,
+                                      np.log1p(-q[samples])[:, None] + mask[:, 0] + gamma * L0)
     return xr.DataArray(value.reshape(*sample_shape, labels.n_items), dims=("chain", "draw", "item"),
                         coords={"chain": posterior["chain"].values, "draw": posterior["draw"].values,
                                 "item": labels.items})
@@ -332,7 +339,9 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
     else:
         L0, L1 = _class_log_likelihoods(labels, sens, spec)
         gamma = trace_reliability(trace)
-        p_item = expit(np.log(q)[:, None] - np.log1p(-q)[:, None] + gamma * (L1 - L0))
+        mask = known_log_mask(labels.known, labels.n_items, 2)
+        p_item = expit(np.log(q)[:, None] - np.log1p(-q)[:, None] + gamma * (L1 - L0)
+                       + mask[:, 1] - mask[:, 0])
     c = rng.random(p_item.shape) < p_item
     c_k = c[:, labels.item]
     p_positive = np.where(c_k, sens[:, labels.annotator], 1.0 - spec[:, labels.annotator])

@@ -78,13 +78,13 @@ def check_labels(labels: Labels) -> None:
 
 
 KNOWN_MODELS = ("dawid-skene", "hierarchical-dawid-skene", "one-coin", "mace", "glad",
-                "su-difficulty", "ordered-probit")
+                "su-difficulty", "ordered-probit", "annotator-beta")
 """The label models that take known classes (:attr:`Labels.known`), clamping them."""
 
 
 def refuse_known(labels: Labels, model: str) -> None:
     """``ValueError`` in one line when ``labels`` carry known classes, which ``model``'s
-    sampler cannot clamp (it groups items by their label pattern)."""
+    sampler cannot clamp (easy-hard: it pools the items with the same labels)."""
     if labels.known is not None:
         raise ValueError(f"{model} does not take known classes (its sampler pools items with "
                          f"the same labels); models that do: {', '.join(KNOWN_MODELS)}")

@@ -122,6 +122,22 @@ def test_the_nuts_build_clamps_the_same_posterior(labels):
     assert_same_posterior(gibbs, nuts, ["plausibility", "class_prior"])
 
 
+def test_annotator_beta_clamps_its_patterns_as_nuts_does_on_the_masked_graph(labels):
+    """Annotator-beta pools items by label pattern; a known item is a pattern of its own
+    whose class draw is fixed. Its Gibbs sweep against NUTS on the graph with the known
+    patterns' other class removed."""
+    from plausible.models import annotator_beta
+
+    gibbs = pl.sample(annotator_beta.build(labels, accuracy="pooled"), draws=1000, chains=2,
+                      seed=2, progressbar=False)
+    nuts = pl.sample(annotator_beta.build(labels, accuracy="pooled", gibbs=False), draws=500,
+                     tune=300, chains=2, seed=2, progressbar=False)
+    assert_same_posterior(gibbs, nuts, ["plausibility", "prevalence", "sensitivity"])
+    rows = labels.known >= 0
+    p = gibbs.posterior["plausibility"].transpose("chain", "draw", "item", "class").values
+    assert (p[:, :, rows] == np.eye(2)[labels.known[rows]]).all()
+
+
 def test_known_items_log_likelihood_is_the_known_class_term(labels):
     trace = pl.sample(dawid_skene.build(labels), draws=20, tune=5, chains=1, seed=0,
                       progressbar=False)
@@ -139,8 +155,6 @@ def test_known_items_log_likelihood_is_the_known_class_term(labels):
 def test_builders_take_known_and_refuse_what_they_cannot_clamp():
     model = dawid_skene.build(FRAME, known={"e": 0})
     assert model is not None
-    with pytest.raises(ValueError, match="annotator-beta does not take known classes"):
-        pl.models.get("annotator-beta")(FRAME, known={"e": 0})
     with pytest.raises(ValueError, match="easy-hard does not take known classes"):
         pl.models.get("easy-hard")(FRAME, known={"e": 0})
     with pytest.raises(ValueError, match="item 'zz' has no labels"):
