@@ -152,8 +152,7 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         annotators are scored against them inside the posterior, and the other items' classes
         learn from the annotators' record on them. Their rows of :meth:`Aggregation.to_frame`
         carry ``known_class``; the report sets each annotator's share right on them beside
-        the model's estimate. Easy-hard (it pools the items with the same labels) refuses
-        them.
+        the model's estimate. A run on a cluster (``client=``) refuses them.
     **options
         Passed to the model's builder (e.g. ``threshold=`` for ratings, ``alpha=``).
     """

@@ -40,6 +40,7 @@ import scipy.sparse as sp
 from plausible.data.item_patterns import ItemPatterns, item_patterns
 from plausible.data.labels import Labels
 from plausible.inference.kernel import Variable
+from plausible.maths.known_classes import known_log_mask
 from plausible.maths.logspace import log_dirichlet_draws
 
 DEFAULT_TUNE = 300
@@ -79,7 +80,9 @@ class EasyHardKernel:
         self.gamma = float(gamma)
         J, S, C = labels.n_annotators, self.prior.shape[0], labels.n_classes
         self.patterns = item_patterns(labels.item, labels.annotator, labels.label,
-                                      labels.n_items, J, C)
+                                      labels.n_items, J, C, known=labels.known)
+        self.mask = np.repeat(known_log_mask(self.patterns.known, self.patterns.n_patterns, C),
+                              2, axis=1)  # (pattern, state): a known class's two states only
         self.counts = pattern_counts(self.patterns, J, C)
         self.counts_t = self.counts.T.tocsr()  # (annotator * C + label, pattern)
         self.variables = {
@@ -93,16 +96,20 @@ class EasyHardKernel:
                            minlength=U * S).reshape(U, S)
 
     def start(self, rng):
-        """The majority's states (:func:`start_states`), a fifth of the items scattered."""
+        """The majority's states (:func:`start_states`), a fifth of the items scattered; an item
+        of known class in its hard state."""
         states = start_states(self.labels)
         scattered = rng.random(self.labels.n_items) < SCATTERED
         states[scattered] = rng.integers(0, self.prior.shape[0], int(scattered.sum()))
+        known = self.labels.known
+        if known is not None:  # a known class's hard state
+            states = np.where(known >= 0, 2 * known + 1, states)
         return self._pattern_states(states)
 
     def _state_probabilities(self, log_w, log_theta):
         J, S, C = log_theta.shape
         L = self.counts @ log_theta.transpose(0, 2, 1).reshape(J * C, S)  # (pattern, state)
-        p = log_w + self.gamma * L
+        p = log_w + self.mask + self.gamma * L
         p = np.exp(p - p.max(axis=1, keepdims=True))
         p /= p.sum(axis=1, keepdims=True)
         return p

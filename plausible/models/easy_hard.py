@@ -47,8 +47,9 @@ from plausible.inference.kernel_step import declare_kernel
 from plausible.inference.easy_hard_sampler import (EasyHardKernel, incidence_matrix,
                                                    subclass_names)
 from plausible.maths.categorical import categorical_draws
+from plausible.maths.known_classes import known_log_mask
 from plausible.metrics.chunks import iter_sample_blocks
-from plausible.models.latent_class import check_labels, coords, refuse_known
+from plausible.models.latent_class import check_labels, coords
 
 
 def subclass_concentration(n_classes: int, easy_prior, hard_prior) -> np.ndarray:
@@ -72,7 +73,6 @@ def build(labels: Labels, *, reliability: float = 1.0, easy_prior: tuple = (19.0
     runs the exact Gibbs sampler; False leaves the states-summed-out model to NUTS.
     """
     check_labels(labels)
-    refuse_known(labels, "easy-hard")
     C, J, S = labels.n_classes, labels.n_annotators, 2 * labels.n_classes
     gamma = positive("reliability", reliability)
     beta = subclass_concentration(C, easy_prior, hard_prior)
@@ -90,7 +90,7 @@ def build(labels: Labels, *, reliability: float = 1.0, easy_prior: tuple = (19.0
                 (J, S, C)), dims=("annotator", "subclass", "label_class"))
         L = pt.inc_subtensor(pt.zeros((labels.n_items, S))[item],
                              pt.log(theta)[annotator, :, label])
-        log_joint = pt.log(w)[None, :] + gamma * L
+        log_joint = pt.log(w)[None, :] + state_mask(labels) + gamma * L
         pm.Potential("labels", pt.logsumexp(log_joint, axis=1).sum())
         states = pt.exp(pt.special.log_softmax(log_joint, axis=1))
         pm.Deterministic("plausibility", states.reshape((labels.n_items, C, 2)).sum(axis=2),
@@ -105,6 +105,15 @@ def build(labels: Labels, *, reliability: float = 1.0, easy_prior: tuple = (19.0
     declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
                            observed=labels.to_dataarray())
     return model
+
+
+def state_mask(labels: Labels):
+    """``(item, subclass)`` log mask of the known classes (:attr:`Labels.known`): an item of
+    known class ``k`` keeps its two states ``2k`` (easy) and ``2k + 1`` (hard); 0 when no class
+    is known."""
+    if labels.known is None:
+        return 0.0
+    return np.repeat(known_log_mask(labels.known, labels.n_items, labels.n_classes), 2, axis=1)
 
 
 def _state_log_likelihood(labels: Labels, log_theta: np.ndarray) -> np.ndarray:
@@ -130,13 +139,14 @@ def log_likelihood(trace, labels: Labels) -> xr.DataArray:
     gamma = float(trace["constant_data"]["reliability"])
     shape = (posterior.sizes["chain"], posterior.sizes["draw"])
     S = posterior.sizes["subclass"]
+    mask = state_mask(labels)
     out = np.empty((shape[0] * shape[1], labels.n_items))
     width = (labels.n_items + labels.n_annotations) * S
     for samples, (chain, draw) in iter_sample_blocks(shape, width):
         log_w = np.log(_read(posterior, "subclass_prior", chain, draw))
         log_theta = np.log(_read(posterior, "confusion", chain, draw))
         L = _state_log_likelihood(labels, log_theta)
-        out[samples] = logsumexp(log_w[:, None, :] + gamma * L, axis=-1)
+        out[samples] = logsumexp(log_w[:, None, :] + mask + gamma * L, axis=-1)
     return xr.DataArray(out.reshape(*shape, labels.n_items), dims=("chain", "draw", "item"),
                         coords={"chain": posterior["chain"].values,
                                 "draw": posterior["draw"].values, "item": labels.items})

@@ -78,16 +78,8 @@ def check_labels(labels: Labels) -> None:
 
 
 KNOWN_MODELS = ("dawid-skene", "hierarchical-dawid-skene", "one-coin", "mace", "glad",
-                "su-difficulty", "ordered-probit", "annotator-beta")
+                "su-difficulty", "ordered-probit", "annotator-beta", "easy-hard")
 """The label models that take known classes (:attr:`Labels.known`), clamping them."""
-
-
-def refuse_known(labels: Labels, model: str) -> None:
-    """``ValueError`` in one line when ``labels`` carry known classes, which ``model``'s
-    sampler cannot clamp (easy-hard: it pools the items with the same labels)."""
-    if labels.known is not None:
-        raise ValueError(f"{model} does not take known classes (its sampler pools items with "
-                         f"the same labels); models that do: {', '.join(KNOWN_MODELS)}")
 
 
 def majority_vote(labels: Labels) -> np.ndarray:
@@ -467,4 +459,4 @@ __all__ = ["KNOWN_MODELS", "DifficultyParameters", "add_class_layer", "check_lab
            "class_log_likelihood_graph", "known_mask",
            "class_log_likelihoods", "correct_probabilities", "label_indices", "label_probabilities", "majority_vote",
            "marginal_log_likelihood", "marginal_log_likelihoods", "posterior_labels",
-           "refuse_known", "replicate_labels"]
+           "replicate_labels"]

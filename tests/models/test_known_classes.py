@@ -152,11 +152,9 @@ def test_known_items_log_likelihood_is_the_known_class_term(labels):
     np.testing.assert_allclose(trace.log_likelihood["labels"].values[0], expected, rtol=1e-10)
 
 
-def test_builders_take_known_and_refuse_what_they_cannot_clamp():
+def test_builders_take_known_and_refuse_what_is_not_a_known_class():
     model = dawid_skene.build(FRAME, known={"e": 0})
     assert model is not None
-    with pytest.raises(ValueError, match="easy-hard does not take known classes"):
-        pl.models.get("easy-hard")(FRAME, known={"e": 0})
     with pytest.raises(ValueError, match="item 'zz' has no labels"):
         dawid_skene.build(FRAME, known={"zz": 0})
     with pytest.raises(ValueError, match="class 7 is not one of the classes"):
