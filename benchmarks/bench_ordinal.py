@@ -1,5 +1,6 @@
-"""Ordinal grades: the ordered-probit model against unordered Dawid–Skene (plausible's, and
-crowd-kit's EM at its defaults) and the majority vote, on simulated crowds with known truth.
+"""Ordinal grades: the ordered-probit model and ordinal Dawid–Skene (free confusion rows whose
+prior favours nearby grades) against unordered Dawid–Skene (plausible's, and crowd-kit's EM at
+its defaults) and the majority vote, on simulated crowds with known truth.
 
 Two crowds, the same workload (long-tailed: a few annotators label hundreds of items, most
 label a handful; a tenth are spammers answering uniformly at random):
@@ -11,7 +12,7 @@ label a handful; a tenth are spammers answering uniformly at random):
 
 Per method: accuracy of the most plausible grade, mean absolute grade error, Brier score
 (mean over items of the squared distance between the plausibilities and the one-hot
-truth), seconds; for the two Bayesian models also PSIS-LOO's elpd (higher is better,
+truth), seconds; for the Bayesian models also PSIS-LOO's elpd (higher is better,
 :func:`plausible.diagnostics.loo`), which chooses between them without the truth.
 
     .venv/bin/python benchmarks/bench_ordinal.py [--items 1000] [--grades 5] [--seeds 3]
@@ -81,7 +82,7 @@ def run(kind, args, seed):
     proba = proba[list(labels.classes)].to_numpy()
     rows.append({"method": "crowd-kit DawidSkene (EM)", **scores(proba, truth),
                  "seconds": time.perf_counter() - start})
-    for model in ("dawid-skene", "ordered-probit"):
+    for model in ("dawid-skene", "ordinal-dawid-skene", "ordered-probit"):
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

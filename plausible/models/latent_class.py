@@ -77,11 +77,6 @@ def check_labels(labels: Labels) -> None:
                          f"apart), got {list(labels.classes)}")
 
 
-KNOWN_MODELS = ("dawid-skene", "hierarchical-dawid-skene", "one-coin", "mace", "glad",
-                "su-difficulty", "ordered-probit", "annotator-beta", "easy-hard")
-"""The label models that take known classes (:attr:`Labels.known`), clamping them."""
-
-
 def majority_vote(labels: Labels) -> np.ndarray:
     """Most frequent label per item (ties: the lowest class index), int ``(item,)``; an item
     of known class (:attr:`Labels.known`) has it."""
@@ -455,7 +450,7 @@ def replicate_labels(trace, labels: Labels, parameters: DifficultyParameters, *,
     return np.where(correct, true, wrong)
 
 
-__all__ = ["KNOWN_MODELS", "DifficultyParameters", "add_class_layer", "check_labels", "clamp_graph",
+__all__ = ["DifficultyParameters", "add_class_layer", "check_labels", "clamp_graph",
            "class_log_likelihood_graph", "known_mask",
            "class_log_likelihoods", "correct_probabilities", "label_indices", "label_probabilities", "majority_vote",
            "marginal_log_likelihood", "marginal_log_likelihoods", "posterior_labels",

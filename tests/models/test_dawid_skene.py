@@ -295,3 +295,13 @@ def test_hierarchical_joint_and_collapsed_gibbs_match_nuts_with_classes_summed_o
         log_kappa = [np.log(t.posterior["concentration"].values) for t in (gibbs, nuts)]
         se = np.hypot(*(pl.diagnostics.mcse_mean(v) for v in log_kappa))
         assert (np.abs(log_kappa[0].mean((0, 1)) - log_kappa[1].mean((0, 1))) / se).max() < 4.5
+
+
+def test_ordinal_dawid_skene_rows_favour_the_nearby_grades():
+    labels = pl.data.simulate_glad(30, 4, n_classes=4, seed=0).labels
+    model = ds.build_ordinal(labels, ordinal_prior=(4.0, 2.0, 0.5))
+    beta = model["confusion_concentration"].get_value()
+    np.testing.assert_array_equal(beta[0], [4.0, 2.0, 1.0, 0.5])
+    np.testing.assert_array_equal(beta, beta.T)
+    with pytest.raises(ValueError, match="ordinal_prior"):
+        ds.build_ordinal(labels, ordinal_prior=(4.0, -1.0, 0.5))

@@ -17,7 +17,6 @@ from scipy.special import gammaln, logsumexp
 import plausible as pl
 from plausible.data import Labels
 from plausible.models import dawid_skene, ordered_probit
-from plausible.models.latent_class import KNOWN_MODELS
 from posterior_agreement import assert_same_posterior
 
 # 5 items, 3 annotators, 2 classes: item "e" is split, its known class decides the others'
@@ -101,8 +100,8 @@ def test_clamping_equals_conditioning_by_enumeration(labels, member, sampler):
     assert not np.allclose(unknown, exact, atol=0.02)
 
 
-@pytest.mark.parametrize("name", KNOWN_MODELS)
-def test_every_model_that_takes_known_classes_keeps_them(labels, name):
+@pytest.mark.parametrize("name", list(pl.models.available("labels").index))
+def test_every_label_model_keeps_the_known_classes(labels, name):
     model = pl.models.get(name)(labels)
     trace = pl.sample(model, draws=60, tune=30, chains=2, seed=3, progressbar=False,
                       check_convergence=False)
