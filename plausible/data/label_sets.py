@@ -34,6 +34,14 @@ from plausible.data.validation import (column_values, encode, encode_long, fmt, 
                                        role_columns)
 
 
+def _repeats(keys: np.ndarray) -> np.ndarray:
+    """bool ``(n,)``: True at every occurrence of a key after its first."""
+    _, first = np.unique(keys, return_index=True)
+    repeated = np.ones(keys.size, dtype=bool)
+    repeated[first] = False
+    return repeated
+
+
 def _empty_label(values: np.ndarray) -> np.ndarray:
     """Which entries of a label column write the empty set: missing, or the empty string."""
     missing = pd.isna(values)
@@ -151,9 +159,7 @@ class LabelSets(Annotations):
         key = np.full(pair.size, -1, dtype=np.int64)
         key[where] = pair[where] * K + code
         seen = np.zeros(pair.size, dtype=bool)
-        _, first = np.unique(key[where], return_index=True)
-        seen[where] = True
-        seen[where[first]] = False
+        seen[where] = _repeats(key[where])
         raise_first(seen, lambda r: f"row {fmt(row[r])}: item {fmt(item_ids[r])}, annotator "
                     f"{fmt(annotator_ids[r])}: label {fmt(values[r])} given twice")
         pairs, response = np.unique(pair, return_inverse=True)
@@ -165,9 +171,7 @@ class LabelSets(Annotations):
                     "annotator have labels in other rows")
         empty_rows = np.flatnonzero(empty)
         twice = np.zeros(pair.size, dtype=bool)
-        _, first_empty = np.unique(pair[empty_rows], return_index=True)
-        twice[empty_rows] = True
-        twice[empty_rows[first_empty]] = False
+        twice[empty_rows] = _repeats(pair[empty_rows])
         raise_first(twice, lambda r: f"row {fmt(row[r])}: item {fmt(item_ids[r])}, annotator "
                     f"{fmt(annotator_ids[r])}: the empty label set given twice")
         sets = np.zeros((pairs.size, K), dtype=bool)
