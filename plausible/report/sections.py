@@ -352,7 +352,8 @@ def _heatmaps(posterior, quality: pd.DataFrame) -> str:
 def next_labels(result, budget: int, threshold: float) -> Section:
     """The next ``budget`` annotations by expected information gain
     (:meth:`plausible.Aggregation.next_items`)."""
-    section = Section("next", "Items that need another label")
+    section = Section("next", "Pairs to compare next" if result.format == "comparisons"
+                      else "Items that need another label")
     try:
         batch = result.next_items(budget, threshold=threshold, seed=0)
     except (ValueError, NotImplementedError) as error:
