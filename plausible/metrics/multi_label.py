@@ -25,22 +25,49 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from plausible.metrics.chunks import iter_sample_blocks
+from plausible.metrics.plausibility import posterior_mean
+
 HOWS = ("expected", "agreement")
 
 
-def _draws(plausibility) -> np.ndarray:
-    """float64 ``(sample, item, class)`` from a trace (its ``posterior["plausibility"]``), a
-    DataArray with ``chain``/``draw`` dims, or an array already ``(sample, item, class)``."""
+def _source(plausibility):
+    """A trace's ``posterior["plausibility"]`` as a ``(sample dims..., item, class)``
+    DataArray, a DataArray as it is, or an array ``(sample, item, class)`` as float64."""
     if hasattr(plausibility, "posterior") or isinstance(plausibility, xr.DataTree):
         plausibility = plausibility["posterior"]["plausibility"]
     if isinstance(plausibility, xr.DataArray):
         sample = [d for d in ("chain", "draw") if d in plausibility.dims]
-        plausibility = plausibility.transpose(*sample, "item", "class").values
-        plausibility = plausibility.reshape(-1, *plausibility.shape[-2:])
+        return plausibility.transpose(*sample, "item", "class")
     array = np.asarray(plausibility, dtype=np.float64)
     if array.ndim != 3:
         raise ValueError(f"plausibilities must be (sample, item, class), got shape {array.shape}")
     return array
+
+
+def _draw_blocks(source):
+    """float64 ``(sample, item, class)`` blocks of the draws of :func:`_source`'s result,
+    bounded by the metrics' chunk size (:func:`~plausible.metrics.chunks.iter_sample_blocks`):
+    a trace's draws are read a block at a time, never all at once."""
+    if isinstance(source, np.ndarray):
+        yield source
+        return
+    sample_shape = source.shape[:-2]
+    width = source.shape[-2] * source.shape[-1]
+    for _, index in iter_sample_blocks(sample_shape or (1,), width):
+        block = np.asarray(source.data[index] if sample_shape else source.data[None],
+                           dtype=np.float64)
+        yield block.reshape(-1, *source.shape[-2:])
+
+
+def _mean(plausibility) -> np.ndarray:
+    """Posterior mean ``(item, class)`` float64 of a trace, DataArray or array
+    (:func:`~plausible.metrics.plausibility.posterior_mean` for the first two: streamed, or
+    the summaries of a trace whose draws are computed when read)."""
+    source = _source(plausibility)
+    if isinstance(source, np.ndarray):
+        return source.mean(axis=0)
+    return posterior_mean(plausibility).transpose("item", "class").values.astype(np.float64)
 
 
 def _sets(sets, shape, what) -> np.ndarray:
@@ -57,19 +84,22 @@ def label_certainty(plausibility, how: str = "expected") -> np.ndarray:
     """Per-label certainty, float64 ``(item, class)`` (module docstring), from ``plausibility``
     (a trace, a ``(chain, draw, item, class)`` DataArray or a ``(sample, item, class)``
     array)."""
-    p = _draws(plausibility)
-    if how == "expected":
-        return np.maximum(p, 1.0 - p).mean(axis=0)
-    if how == "agreement":
-        majority = p.mean(axis=0) > 0.5
-        return ((p > 0.5) == majority).mean(axis=0)
-    raise ValueError(f"how must be one of {HOWS}, got {how!r}")
+    if how not in HOWS:
+        raise ValueError(f"how must be one of {HOWS}, got {how!r}")
+    source = _source(plausibility)
+    majority = _mean(plausibility) > 0.5 if how == "agreement" else None
+    total, n = 0.0, 0
+    for p in _draw_blocks(source):
+        total = total + (np.maximum(p, 1.0 - p) if majority is None
+                         else (p > 0.5) == majority).sum(axis=0)
+        n += p.shape[0]
+    return total / n
 
 
 def expected_hamming_accuracy(plausibility, predicted) -> np.ndarray:
     """``E[Hamming accuracy_i | x]`` of the predicted sets ``predicted`` 0/1 ``(item, class)``,
     float64 ``(item,)`` (exact; module docstring); ``.mean()`` is the data set's."""
-    pbar = _draws(plausibility).mean(axis=0)
+    pbar = _mean(plausibility)
     z = _sets(predicted, pbar.shape, "predicted")
     return np.where(z, pbar, 1.0 - pbar).mean(axis=1)
 
@@ -79,10 +109,18 @@ def sets_from_marginals(plausibility, *, samples: int = 1000, seed=None) -> np.n
     class)``: for each, a posterior draw ``s`` (evenly thinned) and ``y_ik ~ Bernoulli(p^(s)_ik)``
     independently (module docstring: the dependence among an item's labels given the data is
     lost)."""
-    p = _draws(plausibility)
-    index = np.linspace(0, p.shape[0] - 1, samples).round().astype(np.int64)
+    source = _source(plausibility)
+    n_draws = int(np.prod(source.shape[:-2]))
+    index = np.linspace(0, n_draws - 1, samples).round().astype(np.int64)
+    if isinstance(source, np.ndarray):
+        p = source[index]
+    else:  # just the thinned draws
+        flat = np.unravel_index(index, source.shape[:-2])
+        p = np.asarray(source.isel({d: xr.DataArray(i, dims="sample")
+                                    for d, i in zip(source.dims[:-2], flat)})
+                       .transpose("sample", "item", "class").values, dtype=np.float64)
     rng = np.random.default_rng(seed)
-    return rng.random((samples, *p.shape[1:])) < p[index]
+    return rng.random((samples, *p.shape[1:])) < p
 
 
 def expected_f1(true_sets, predicted, *, average: str = "samples") -> float | np.ndarray:
