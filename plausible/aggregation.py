@@ -245,9 +245,8 @@ class Check:
             lines.append(f"Posterior predictive check: {self.predictive_note}")
         else:
             lines.append("Posterior predictive check (mid p-values near 0 or 1 flag misfit):")
-            if isinstance(self.predictive, pd.DataFrame):  # a p-value per statistic and entry
-                table = self.predictive.reset_index()
-                for name, rows in table.groupby("statistic", sort=False):
+            if isinstance(self.predictive, pd.DataFrame):  # a p-value per (statistic, entry)
+                for name, rows in self.predictive.groupby(level="statistic", sort=False):
                     flagged = int(((rows["p_value"] < 0.025) | (rows["p_value"] > 0.975)).sum())
                     lines.append(f"  {name}: {flagged} of {len(rows)} mid p-values outside "
                                  "(0.025, 0.975)")

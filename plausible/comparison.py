@@ -133,11 +133,9 @@ def _check_rows(name: str, check) -> list[dict]:
     predictive = check.predictive
     if predictive is None:
         return []
-    if isinstance(predictive, pd.DataFrame):  # a mid p-value per statistic and entry
-        table = predictive.reset_index()
-        entry = next((c for c in ("entry", "element") if c in table.columns), None)
-        frames = {statistic: (rows.set_index(entry) if entry else rows)
-                  for statistic, rows in table.groupby("statistic", sort=False)}
+    if isinstance(predictive, pd.DataFrame):  # a mid p-value per (statistic, entry)
+        frames = {statistic: rows.droplevel("statistic")
+                  for statistic, rows in predictive.groupby(level="statistic", sort=False)}
     elif hasattr(predictive, "names"):
         frames = {statistic: predictive.summary(statistic) for statistic in predictive.names}
     else:  # one value per statistic

@@ -228,9 +228,10 @@ def predictive_check(trace, comparisons: Comparisons, *, draws: int = 500,
                      seed: int | None = None) -> pd.DataFrame:
     """Posterior predictive check of :func:`win_shares` (per item) and
     :func:`annotator_consistency` (per annotator) against :func:`replicate_comparisons`:
-    one row per element, columns ``statistic``, ``element`` (the item or annotator id),
-    ``observed``, ``replicated_5%``, ``replicated_95%`` and the mid p-value ``p_value``
-    (near 0 or 1: the model does not reproduce it)."""
+    one row per entry, indexed by ``(statistic, entry)`` (the entry: the item or annotator
+    id), columns ``observed``, ``replicated_5%``, ``replicated_95%`` and the mid p-value
+    ``p_value`` (near 0 or 1: the model does not reproduce it); the layout of
+    :func:`plausible.models.multi_label.label_set_predictive_check`."""
     replicated = replicate_comparisons(trace, comparisons, draws=draws, seed=seed)
     rows = []
     for name, statistic, ids in (("win_share", win_shares, comparisons.items),
@@ -239,10 +240,11 @@ def predictive_check(trace, comparisons: Comparisons, *, draws: int = 500,
         observed = statistic(comparisons.winner_is_left, comparisons)
         rep = statistic(replicated, comparisons)
         low, high = np.quantile(rep, [0.05, 0.95], axis=0)
-        rows.append(pd.DataFrame({"statistic": name, "element": ids, "observed": observed,
-                                  "replicated_5%": low, "replicated_95%": high,
-                                  "p_value": mid_p_value(rep, observed)}))
-    return pd.concat(rows, ignore_index=True)
+        rows.append(pd.DataFrame({"observed": observed, "replicated_5%": low,
+                                  "replicated_95%": high, "p_value": mid_p_value(rep, observed)},
+                                 index=pd.MultiIndex.from_product([[name], ids],
+                                                                  names=["statistic", "entry"])))
+    return pd.concat(rows)
 
 
 __all__ = ["annotator_consistency", "build", "build_noisy", "coords", "log_likelihood",

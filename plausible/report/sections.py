@@ -399,14 +399,13 @@ def _p_value_table(found: pd.DataFrame) -> str:
     """A check given as one mid p-value per statistic and entry (comparisons, label sets):
     per statistic how many are extreme (outside (0.025, 0.975)) against the 5 % expected by
     chance, and the extreme entries in a table."""
-    frame = found.reset_index()
-    extreme = (frame["p_value"] < 0.025) | (frame["p_value"] > 0.975)
-    words = "; ".join(f"{name}: {int(extreme[rows.index].sum())} of {len(rows)} entries "
-                      f"extreme (about {0.05 * len(rows):.1f} expected by chance)"
-                      for name, rows in frame.groupby("statistic", sort=False))
+    extreme = (found["p_value"] < 0.025) | (found["p_value"] > 0.975)
+    words = "; ".join(f"{name}: {int(flags.sum())} of {len(flags)} entries extreme (about "
+                      f"{0.05 * len(flags):.1f} expected by chance)"
+                      for name, flags in extreme.groupby(level="statistic", sort=False))
     out = paragraph(words + ".")
     if extreme.any():
-        out += table(frame[extreme].head(50), id="check-extreme", index=False, sortable=True,
+        out += table(found[extreme].reset_index().head(50), id="check-extreme", index=False, sortable=True,
                      caption="The entries the model does not reproduce (mid p-value below "
                              "0.025 or above 0.975).")
     return out
