@@ -79,7 +79,8 @@ the items new to this run start from their label shares and settle in a sweep or
 class Design:
     """The labels in the kernel's layout: grouped by item (``offsets (item + 1,)``) and coded
     ``code = annotator * C + label`` (int32, in item order); ``repeats (item,)``: the items
-    an annotator labelled more than once."""
+    an annotator labelled more than once; ``fixed (item,)``: each item's known class, -1
+    where it is not known (:attr:`Labels.known`)."""
 
     def __init__(self, labels: Labels):
         C = labels.n_classes
@@ -90,7 +91,6 @@ class Design:
         self.annotator_labels = np.bincount(labels.annotator, minlength=labels.n_annotators)
         self.most_labels = int(self.annotator_labels.max(initial=0))
         self.repeats = repeated_annotators(self.offsets, self.code, C)
-        self.known = labels.known
         self.fixed = (np.full(labels.n_items, -1, dtype=np.int64) if labels.known is None
                       else labels.known)
 
@@ -111,9 +111,9 @@ class Design:
         design.annotator_labels = np.sum([d.annotator_labels for d in designs], axis=0)
         design.most_labels = int(design.annotator_labels.max(initial=0))
         design.repeats = np.concatenate([d.repeats for d in designs])
-        if any(d.known is not None for d in designs):
+        if any((d.fixed >= 0).any() for d in designs):
             raise ValueError("known classes are not supported in a sharded chain")
-        design.known, design.fixed = None, np.full(design.n_items, -1, dtype=np.int64)
+        design.fixed = np.full(design.n_items, -1, dtype=np.int64)
         return design
 
     def parts(self, n_parts: int) -> list[tuple[int, int]]:
@@ -147,9 +147,8 @@ class Design:
 
     def clamp_classes(self, z: np.ndarray) -> np.ndarray:
         """``z (item,)`` with every known item's class set to it, in place (and returned)."""
-        if self.known is not None:
-            rows = self.known >= 0
-            z[rows] = self.known[rows]
+        rows = self.fixed >= 0
+        z[rows] = self.fixed[rows]
         return z
 
 
@@ -298,7 +297,7 @@ class DawidSkeneKernel:
         if out is not None and "plausibility" in out:
             kernel_code.class_posteriors(design.offsets, design.code, state.table, state.log_pi,
                                          self.gamma, out["plausibility"])
-            clamp_known(out["plausibility"], design.known)
+            clamp_known(out["plausibility"], design.fixed)
         self._record(state, out, changed)
         return state
 
@@ -330,7 +329,7 @@ def _lazy_plausibility(design, pi, values, member, gamma, dtype) -> da.Array:
             table = design.table(np.log(theta))
         p = kernel_code.plausibility_kernel(log_pi, table, gamma, design.offsets, design.code,
                                             i0, i1)
-        clamp_known(p, None if design.known is None else design.known[i0:i1])
+        clamp_known(p, design.fixed[i0:i1])
         return p[None].astype(dtype, copy=False)
 
     chunks = ((1,) * chains, _steps(draws, draw_step), _steps(design.n_items, item_step), (C,))
