@@ -443,11 +443,18 @@ class Aggregation:
         (bits, on the item's class), ``certainty`` and ``certainty_gain``
         (:func:`plausible.active.next_items`). Items whose top-1 certainty reaches
         ``threshold`` are settled; an empty frame means stop. For comparisons, the next pairs
-        to compare (:func:`plausible.active.next_pairs`)."""
+        to compare (:func:`plausible.active.next_pairs`); for label sets, the next (item,
+        annotator) sets to ask for, an item settled when every label is
+        (:func:`plausible.active.next_label_sets`)."""
         if self.format == "comparisons":
+            if strategy != "information" or pairs is not None:
+                raise ValueError("comparisons are planned by information gain on the worths' "
+                                 "order; strategy= and pairs= apply to labels")
             return active.next_pairs(self.trace, self.data, budget, draws=draws)
         if self.format == "label_sets":
-            raise ValueError("next_items does not plan multi-label annotation yet")
+            return active.next_label_sets(self.trace, self.data, budget, threshold=threshold,
+                                          strategy=strategy, min_gain=min_gain, pairs=pairs,
+                                          draws=draws, seed=seed)
         return active.next_items(self.trace, self.data, self.model, budget, threshold=threshold,
                                  strategy=strategy, min_gain=min_gain, pairs=pairs,
                                  draws=draws, seed=seed)

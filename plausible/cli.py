@@ -518,7 +518,7 @@ def next_annotations(args) -> int:
         if isinstance(pairs, list) or not {"item", "annotator"} <= set(pairs.columns):
             raise UsageError(f"--pairs {args.pairs}: expected a table with columns item, "
                              "annotator (who can label what)")
-    status = active.settled(result.trace, args.certainty)
+    by_label, by_pair = result.format == "label_sets", result.format == "comparisons"
     batch = result.next_items(args.budget, threshold=args.certainty, strategy=args.strategy,
                               min_gain=args.min_gain, pairs=pairs, seed=args.seed)
     from plausible.diagnostics import convergence_report
@@ -526,9 +526,14 @@ def next_annotations(args) -> int:
     report = convergence_report(result.trace)
     if output is not None:
         write_table(batch, output)
-    n_settled = int(status["settled"].sum())
-    print(f"{description}: {len(status)} items, {n_settled} settled (top-1 certainty >= "
-          f"{args.certainty:g})")
+    if by_pair:  # pairs are planned on the worths' order; no item is ever settled
+        print(f"{description}: {result.data.n_items} items compared")
+    else:
+        status = (active.settled_label_sets if by_label else active.settled)(result.trace,
+                                                                             args.certainty)
+        rule = "every label's certainty" if by_label else "top-1 certainty"
+        print(f"{description}: {len(status)} items, {int(status['settled'].sum())} settled "
+              f"({rule} >= {args.certainty:g})")
     print(report.text)
     if batch.empty:
         print("stop: every item is settled or no annotation is expected to gain "
@@ -537,7 +542,9 @@ def next_annotations(args) -> int:
         used, total = batch.attrs.get("draws"), batch.attrs.get("of_draws")
         thinned = (f"; gains and certainty on {used} of the {total} draws, thinned"
                    if used is not None and used < total else "")
-        print(f"next {len(batch)} annotation(s), one per item ({args.strategy}{thinned}):")
+        what = ("comparison(s), each item in at most one pair" if by_pair
+                else "annotation(s), one per item")
+        print(f"next {len(batch)} {what} ({args.strategy}{thinned}):")
         print(batch.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
     if output is not None:
         print(f"batch written to {output}")

@@ -59,6 +59,7 @@ def test_label_sets_through_aggregate(sets_table, tmp_path):
     assert loaded.data.content_hash == result.data.content_hash
     page = result.report(tmp_path / "sets.html", draws=50).read_text()
     assert "mean_sensitivity" in page and "expected Hamming accuracy" in page
+    assert "label sets to ask for" in page  # the next-annotation section plans sets
 
 
 def test_comparisons_through_aggregate(pairs_table, tmp_path):

@@ -359,14 +359,21 @@ def next_labels(result, budget: int, threshold: float) -> Section:
     except (ValueError, NotImplementedError) as error:
         section.add(paragraph(f"Not available for this run: {error}"))
         return section
+    by_label = result.format == "label_sets"
+    certainty = "every label's certainty" if by_label else "top-1 certainty"
     if batch.empty:
-        section.add(paragraph(f"None: every item's top-1 certainty reaches {threshold:g}, or no "
+        section.add(paragraph(f"None: every item's {certainty} reaches {threshold:g}, or no "
                               "new label is expected to change it. Stop labelling."))
         return section
     section.add(paragraph(
         f"The next {len(batch)} comparisons, best first, by the expected information gain "
         "(bits) of their outcome about the worths; each item in at most one pair."
         if result.format == "comparisons" else
+        f"The next {len(batch)} label sets to ask for, best first, by the expected information "
+        "gain (bits) of the annotator's answer about each label, summed over the labels; "
+        f"items whose every label's certainty reaches {threshold:g} are settled and left out; "
+        "certainty is the item's least certain label's."
+        if by_label else
         f"The next {len(batch)} annotations, best first, by the expected information gain "
         f"(bits) of one more label on the item's class; items whose top-1 certainty reaches "
         f"{threshold:g} are settled and left out."))
