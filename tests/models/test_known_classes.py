@@ -162,3 +162,18 @@ def test_builders_take_known_and_refuse_what_is_not_a_known_class():
         pl.aggregate(FRAME, "dirichlet", known={"e": 0})
     with pytest.raises(ValueError, match="known= .* is for label models"):
         pl.models.get("dirichlet")(pl.data.Votes.from_counts([[1, 2]]), known={0: 1})
+
+
+def test_easy_hard_clamps_as_nuts_does_on_the_masked_graph(labels):
+    """Easy-hard's states (class and easy/hard) pooled by pattern: a known item keeps the two
+    states of its class. Its Gibbs sweep against NUTS on the graph with the other class's
+    states masked."""
+    from plausible.models import easy_hard
+
+    gibbs = pl.sample(easy_hard.build(labels), draws=1500, chains=2, seed=4, progressbar=False)
+    nuts = pl.sample(easy_hard.build(labels, compiled=False), draws=500, tune=300, chains=2,
+                     seed=4, progressbar=False, check_convergence=False)
+    assert_same_posterior(gibbs, nuts, ["plausibility", "subclass_prior"])
+    rows = labels.known >= 0
+    p = gibbs.posterior["plausibility"].transpose("chain", "draw", "item", "class").values
+    assert (p[:, :, rows] == np.eye(2)[labels.known[rows]]).all()
