@@ -52,6 +52,7 @@ from plausible.inference import sample
 from plausible.inference.sampling import AutoDrawsUnavailable
 from plausible.metrics.predictions import class_positions
 from plausible.metrics.multi_label import label_certainty
+from plausible.metrics.worth_ranks import rank_summary
 from plausible.models import bradley_terry, multi_label, ratings_censored
 
 DEFAULT_MODELS = {"votes": "dirichlet", "rankings": "prirn", "labels": "glad",
@@ -165,12 +166,6 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         raise ValueError(f"model {name!r} needs {', '.join(f'{m}=' for m in missing)} "
                          f"({entry.summary})")
     fitted = data_for_model(annotations, entry)
-    if entry.data == "comparisons" and fitted.n_items > bradley_terry.MAX_RANKED_ITEMS:
-        raise ValueError(
-            f"{fitted.n_items} compared items: the plausibility, each item's distribution over "
-            f"the rank positions, takes {fitted.n_items}^2 values a draw, summarised while "
-            f"sampling (up to {bradley_terry.MAX_RANKED_ITEMS} items); compare fewer items at "
-            "once (e.g. within groups compared among themselves)")
     if known is not None:
         if entry.data != "labels":
             raise ValueError(f"known= (the true class of some items) needs a label model; "
@@ -290,10 +285,29 @@ class Aggregation:
 
     @property
     def plausibility(self) -> xr.DataArray:
-        """Posterior mean plausibility ``(item, class)`` with the data's ids as coords."""
+        """Posterior mean plausibility ``(item, class)`` with the data's ids as coords. A
+        comparison model of more than
+        :data:`~plausible.models.bradley_terry.MAX_RANKED_ITEMS` items keeps no rank table
+        (``n^2`` values a draw): :meth:`labels` has its rank summaries."""
         if "mean" not in self._cache:
+            self._refuse_without_rank_table()
             self._cache["mean"] = metrics.posterior_mean(self.trace)
         return self._cache["mean"]
+
+    def _refuse_without_rank_table(self) -> None:
+        if self.format == "comparisons" and not _has_plausibility(self.trace):
+            raise ValueError(
+                f"this run of {self.data.n_items} compared items keeps no rank table (it would "
+                f"be {self.data.n_items}^2 values a draw): labels() and to_frame() give each "
+                "item's rank summary, and the posterior its log_worth draws")
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        """``{"item": items, "class": classes}`` of the plausibility (for comparisons the
+        classes are the rank positions, counted whether or not the run keeps a rank table)."""
+        if self.format == "comparisons":
+            return {"item": self.data.n_items, "class": self.data.n_items}
+        return dict(self.plausibility.sizes)
 
     def certainty(self, top: int = 1) -> xr.DataArray:
         """Annotation certainty of the top-``top`` set per item
@@ -303,18 +317,20 @@ class Aggregation:
             mean = self.plausibility
             return xr.DataArray(label_certainty(self.trace), dims=mean.dims,
                                 coords=mean.coords, name="label_certainty")
+        self._refuse_without_rank_table()
         return metrics.annotation_certainty(self.trace, top=top)
 
     def labels(self) -> pd.DataFrame:
         """Per item (index, the original ids): ``top_class`` (most often the most plausible
         class over the draws), ``probability_top_class`` (its posterior mean plausibility) and
         ``certainty_top1`` (the share of draws in which it is the most plausible). Comparisons
-        (the classes are rank positions) add the rank summary of :func:`rank_table`;
+        (the classes are rank positions) have the rank summary of the worths' draws
+        instead (:func:`plausible.metrics.worth_ranks.rank_summary`);
         multi-label sets have :func:`label_set_table` instead."""
         if "labels" not in self._cache:
             self._cache["labels"] = (label_set_table(self.plausibility)
                                      if self.format == "label_sets" else
-                                     rank_table(self.trace, self.plausibility)
+                                     rank_summary(self.trace["posterior"]["log_worth"])
                                      if self.format == "comparisons" else
                                      label_table(self.trace, self.plausibility))
         return self._cache["labels"].copy()
@@ -514,14 +530,13 @@ class Aggregation:
         return path
 
     def __repr__(self) -> str:
-        lay = self.plausibility
         chosen = f" (default for {self.format})" if self.default else ""
         posterior = self.trace["posterior"]
         labels = self.labels()
         column = ("expected_hamming_accuracy" if self.format == "label_sets"
                   else "certainty_top1")
-        return (f"Aggregation: {self.model} model{chosen}, {lay.sizes['item']} items x "
-                f"{lay.sizes['class']} classes, {posterior.sizes['chain']} chains x "
+        return (f"Aggregation: {self.model} model{chosen}, {self.sizes['item']} items x "
+                f"{self.sizes['class']} classes, {posterior.sizes['chain']} chains x "
                 f"{posterior.sizes['draw']} draws; mean {column} "
                 f"{labels[column].mean():.3f}, "
                 f"{int((labels[column] < 0.99).sum())} items below 0.99\n"
@@ -556,28 +571,9 @@ def _set_f1(sets: np.ndarray, predicted: np.ndarray) -> np.ndarray:
     return np.where(total > 0, 2.0 * both / np.maximum(total, 1), 1.0)
 
 
-RANK_TOPS = (1, 3, 10)
-"""The top-``k`` plausibilities :func:`rank_table` reports (those ``k`` below the number of
-items)."""
-
-
-def rank_table(trace: xr.DataTree, mean: xr.DataArray) -> pd.DataFrame:
-    """Per item of a comparison model (its classes are rank positions, 1 the best):
-    :func:`label_table`'s ``top_class`` (the modal rank), ``probability_top_class`` and
-    ``certainty_top1``, then ``expected_rank`` (the posterior mean rank), ``rank_q05`` and
-    ``rank_q95`` (its 90 % interval, from the rank table) and ``p_top<k>`` (the posterior
-    probability that the item is among the ``k`` best, :data:`RANK_TOPS`)."""
-    table = label_table(trace, mean)
-    ranks = np.asarray(mean["class"].values, dtype=np.float64)
-    p = mean.transpose("item", "class").values
-    cumulative = np.cumsum(p, axis=1)
-    table["expected_rank"] = p @ ranks
-    for name, q in (("rank_q05", 0.05), ("rank_q95", 0.95)):
-        table[name] = ranks[np.minimum((cumulative < q - 1e-9).sum(axis=1), ranks.size - 1)]
-    for k in RANK_TOPS:
-        if k < ranks.size:
-            table[f"p_top{k}"] = cumulative[:, k - 1]
-    return table
+def _has_plausibility(trace: xr.DataTree) -> bool:
+    """Whether ``trace`` has plausibilities: stored or computed when read, or summarised."""
+    return "plausibility" in trace["posterior"].data_vars or "plausibility_summary" in trace.children
 
 
 def label_set_table(mean: xr.DataArray) -> pd.DataFrame:
@@ -653,6 +649,13 @@ def load(path) -> Aggregation:
 def _data_from_trace(tree: xr.DataTree, kind: str):
     """The annotations a trace was fitted to, from its ``observed_data``."""
     observed = tree["observed_data"]
+    if kind == "comparisons":  # the items are all it needs: its classes are rank positions
+        won = observed["comparisons"]
+        left, right = won["comparison_left"].values, won["comparison_right"].values
+        return Comparisons.from_frame(pd.DataFrame({
+            "worker": won["comparison_annotator"].values, "left": left, "right": right,
+            "label": np.where(won.values.astype(bool), left, right)}),
+            items=tree["posterior"]["item"].values)
     classes = tree["posterior"]["class"].values if "class" in tree["posterior"].coords else \
         tree["constant_data"]["class"].values
     if kind == "votes":
@@ -679,13 +682,6 @@ def _data_from_trace(tree: xr.DataTree, kind: str):
         frame.insert(0, "item", sets["response_item"].values)
         return LabelSets.from_wide(frame, item="item", annotator="annotator",
                                    classes=list(sets["class"].values))
-    if kind == "comparisons":
-        won = observed["comparisons"]
-        left, right = won["comparison_left"].values, won["comparison_right"].values
-        return Comparisons.from_frame(pd.DataFrame({
-            "worker": won["comparison_annotator"].values, "left": left, "right": right,
-            "label": np.where(won.values.astype(bool), left, right)}),
-            items=tree["posterior"]["item"].values)
     if kind == "rankings":
         entries = observed["rankings"]
         reader = "entry_annotator" if "entry_annotator" in entries.coords else "entry_reader"

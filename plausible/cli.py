@@ -569,7 +569,7 @@ def _print_summary(console, args, result, frame, description, elapsed, checked, 
 
     chosen = ("" if args.model is not None else " (--ordinal)" if getattr(args, "ordinal", False)
               else " (default for the format)")
-    sizes = result.plausibility.sizes
+    sizes = result.sizes
     console.print(f"[bold]{description}[/]: {sizes['item']} items, {sizes['class']} classes; "
                   f"{result.model} model{chosen}; {args.chains} chains x "
                   f"{result.trace.posterior.sizes['draw']} draws"

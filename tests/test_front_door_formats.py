@@ -120,10 +120,20 @@ def test_compare_prefers_the_noisy_model_on_a_crowd_with_spammers():
     assert comparison.checks.loc[("bradley-terry", "annotator_consistency"), "missed"] > 0
 
 
-def test_too_many_compared_items_are_refused_before_sampling():
-    n = pl.models.bradley_terry.MAX_RANKED_ITEMS + 1
-    chain = pd.DataFrame({"worker": "w", "left": [f"x{i}" for i in range(n)],
-                          "right": [f"x{i + 1}" for i in range(n)],
-                          "label": [f"x{i}" for i in range(n)]})
-    with pytest.raises(ValueError, match=f"{n + 1} compared items: .* compare fewer"):
-        pl.aggregate(chain)
+def test_many_compared_items_keep_their_rank_summaries_without_the_rank_table(
+        pairs_table, monkeypatch, tmp_path):
+    """Past MAX_RANKED_ITEMS the model keeps no n x n rank table; the rank summaries come
+    from the worths' draws, the same numbers (same seed, same draws), and what needs the
+    table says so."""
+    with_table = pl.aggregate(pairs_table, "bradley-terry", **FAST)
+    monkeypatch.setattr(pl.models.bradley_terry, "MAX_RANKED_ITEMS", 11)
+    result = pl.aggregate(pairs_table, "bradley-terry", **FAST)
+    assert "plausibility" not in result.trace["posterior"]
+    pd.testing.assert_frame_equal(result.labels(), with_table.labels())
+    for read in (lambda: result.plausibility, lambda: result.certainty()):
+        with pytest.raises(ValueError, match="12 compared items keeps no rank table"):
+            read()
+    loaded = pl.load(result.save(tmp_path / "ranks.nc"))
+    pd.testing.assert_frame_equal(loaded.labels(), with_table.labels())
+    assert "12 items x 12 classes" in repr(result)
+    assert "posterior mean rank" in result.report(tmp_path / "ranks.html", draws=50).read_text()

@@ -41,7 +41,8 @@ The worths are kept as their logarithms (draws of ``log Gamma`` finite for any s
 item's rank among the worths, rank 1 the largest (class ``r - 1``), whose posterior mean is
 the rank table ``P(rank_i = r | data)``. It takes ``n^2`` values a draw (4 bytes each: 1 MB
 for 500 items, 100 MB for 5000), so the kernel computes it from the stored log-worths when
-read where that does not fit (``lazy_variables``).
+read where that does not fit (``lazy_variables``), and with ``rank_table=False`` does not
+record it at all (the rank summaries then come from the log-worths' draws).
 """
 
 from __future__ import annotations
@@ -53,11 +54,12 @@ import dask.array as da
 import numba
 import numpy as np
 import pandas as pd
+from scipy.special import expit, logit
 
 from plausible.data.comparisons import Comparisons
 from plausible.inference.kernel import Variable
 from plausible.inference.lockstep_slice import slice_updates
-from plausible.maths.logspace import log_gamma_draws
+from plausible.maths.logspace import log_beta_draws, log_gamma_draws
 from plausible.metrics.chunks import chunk_steps
 from plausible.metrics.storage import Layout
 
@@ -111,7 +113,8 @@ def outcome_log_probabilities(log_worth: np.ndarray, comparisons: Comparisons,
     if spam is None:
         return bt
     e = spam[..., comparisons.annotator]
-    return np.logaddexp(np.log(e) - np.log(2.0), np.log1p(-e) + bt)
+    with np.errstate(divide="ignore"):  # a rate of 0 or 1: one term is exactly -inf
+        return np.logaddexp(np.log(e) - np.log(2.0), np.log1p(-e) + bt)
 
 
 def rank_one_hot(log_worth: np.ndarray, dtype=np.float32) -> np.ndarray:
@@ -143,8 +146,8 @@ def lazy_rank_one_hot(log_worth: np.ndarray, dtype=np.float32) -> da.Array:
 
 
 class BradleyTerryKernel:
-    """The sweep of the module for ``comparisons``. State ``(log_worth (item,), spam
-    (annotator,) or None)``; ``prior = (a, b)`` of the worths' Gamma prior, ``spam_prior``
+    """The sweep of the module for ``comparisons``. State ``(log_worth (item,), logit_spam
+    (annotator,) or None)`` (the rates' log-odds, finite where a rate would round to 0 or 1); ``prior = (a, b)`` of the worths' Gamma prior, ``spam_prior``
     the Beta prior of the random-answer rates (None: the plain model), ``gamma`` a whole
     number."""
 
@@ -155,7 +158,8 @@ class BradleyTerryKernel:
     lazy_variables = ("plausibility",)
 
     def __init__(self, comparisons: Comparisons, *, prior: tuple[float, float], gamma: int,
-                 spam_prior: tuple[float, float] | None = None, dtype=np.float32):
+                 spam_prior: tuple[float, float] | None = None, rank_table: bool = True,
+                 dtype=np.float32):
         self.comparisons, self.design = comparisons, PairDesign(comparisons)
         self.a, self.b = (float(v) for v in prior)
         self.gamma, self.dtype = int(gamma), dtype
@@ -172,7 +176,10 @@ class BradleyTerryKernel:
             self.pair_counts = self.gamma * np.bincount(self.design.pair,
                                                         minlength=self.design.n_pairs)
             self.wins = self.gamma * np.bincount(self.winner, minlength=n)
-        self.variables["plausibility"] = Variable(("item", "class"), (n, n), dtype)
+        if rank_table:
+            self.variables["plausibility"] = Variable(("item", "class"), (n, n), dtype)
+        else:
+            self.lazy_variables = ()
 
     def _worths(self, rng, log_worth, pair_counts, wins):
         """Steps 1-3: ``Z | w``, ``w | Z``, then the scale of ``w``, in logs."""
@@ -185,7 +192,7 @@ class BradleyTerryKernel:
         log_total = log_gamma_draws(rng, d.n_items * self.a) - np.log(self.b)
         return log_worth + (log_total - np.logaddexp.reduce(log_worth))
 
-    def _rates(self, rng, log_p, spam):
+    def _rates(self, rng, log_p, logit):
         """Step 0's slice update of every ``logit e_j`` given ``w``, the indicators summed
         out, on ``gamma`` times the annotator's log-likelihood plus the Beta prior in
         log-odds, ``a log e + b log(1 - e)``; ``log_p (comparison,)`` the Bradley–Terry
@@ -198,50 +205,55 @@ class BradleyTerryKernel:
             return (self.gamma * annotator_log_likelihoods(p, c.annotator, points)
                     - a * np.logaddexp(0.0, -points) - b * np.logaddexp(0.0, points))
 
-        logit = np.log(spam) - np.log1p(-spam)
         logit, _ = slice_updates(rng, logit, density(logit[None], None)[0],
                                  np.full(logit.size, LOGIT_SPAM_WIDTH), density)
-        return 1.0 / (1.0 + np.exp(-logit))
+        return logit
 
-    def _earnest(self, rng, log_p, spam):
+    def _earnest(self, rng, log_p, logit):
         """Step 0's indicators and Beta rates given them: the earnest copies of each
-        comparison ``(comparison,)`` and the new rates ``(annotator,)``, from ``log_p`` as
-        in :meth:`_rates`."""
+        comparison ``(comparison,)`` and the new rates' log-odds ``(annotator,)``, from
+        ``log_p`` as in :meth:`_rates`."""
         c = self.comparisons
         j = c.annotator
-        log_odds = np.log(spam[j]) - np.log(2.0) - np.log1p(-spam[j]) - log_p  # random : earnest
+        log_odds = logit[j] - np.log(2.0) - log_p  # random : earnest
         random = rng.random((self.gamma, c.n_comparisons)) < 1.0 / (1.0 + np.exp(-log_odds))
         earnest = self.gamma - random.sum(axis=0)
         n_earnest = np.bincount(j, earnest, minlength=c.n_annotators)
         a, b = self.spam_prior
-        return earnest, rng.beta(a + self.n_copies - n_earnest, b + n_earnest)
+        log_e, log1m_e = log_beta_draws(rng, a + self.n_copies - n_earnest, b + n_earnest)
+        return earnest, log_e - log1m_e
 
     def start(self, rng):
         """Worths (and rates) drawn from their priors: chains start apart."""
         log_worth = log_gamma_draws(rng, np.full(self.comparisons.n_items, self.a)) - np.log(self.b)
-        spam = rng.beta(*self.spam_prior, self.comparisons.n_annotators) if self.noisy else None
-        return log_worth, spam
+        if not self.noisy:
+            return log_worth, None
+        log_e, log1m_e = log_beta_draws(rng, *(np.full(self.comparisons.n_annotators, v)
+                                               for v in self.spam_prior))
+        return log_worth, log_e - log1m_e
 
     def load(self, values, rng):
         """The state from the model's free variables (nothing is summed out of it)."""
         log_worth = np.log(np.asarray(values["worth"], dtype=np.float64))
-        return log_worth, (np.asarray(values["spam"], dtype=np.float64) if self.noisy else None)
+        if not self.noisy:
+            return log_worth, None
+        return log_worth, logit(np.asarray(values["spam"], dtype=np.float64))
 
     def to_point(self, state, draw):
         """The model's free variables after a sweep that recorded ``draw``."""
         point = {"worth": np.exp(state[0])}
         if self.noisy:
-            point["spam"] = state[1]
+            point["spam"] = expit(state[1])
         return point
 
     def sweep(self, rng, state, out):
         """Steps 0-3 of the module."""
-        log_worth, spam = state
+        log_worth, logit_spam = state
         if self.noisy:
             c, d = self.comparisons, self.design
             log_p = _picked_log_probability(log_worth, self.winner, c.left, c.right)
-            spam = self._rates(rng, log_p, spam)
-            earnest, spam = self._earnest(rng, log_p, spam)
+            logit_spam = self._rates(rng, log_p, logit_spam)
+            earnest, logit_spam = self._earnest(rng, log_p, logit_spam)
             pair_counts = np.bincount(d.pair, earnest, minlength=d.n_pairs)
             wins = np.bincount(self.winner, earnest, minlength=d.n_items)
         else:
@@ -251,10 +263,10 @@ class BradleyTerryKernel:
             out["worth"][...] = np.exp(log_worth)
             out["log_worth"][...] = log_worth
             if self.noisy:
-                out["spam"][...] = spam
+                out["spam"][...] = expit(logit_spam)
             if "plausibility" in out:
                 out["plausibility"][...] = rank_one_hot(log_worth, self.dtype)
-        return log_worth, spam
+        return log_worth, logit_spam
 
     def compute_when_read(self, values) -> dict:
         """``plausibility`` from the stored ``log_worth (chain, draw, item)``

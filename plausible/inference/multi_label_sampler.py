@@ -60,7 +60,7 @@ import scipy.sparse as sp
 
 from plausible.inference.kernel import Variable
 from plausible.maths.categorical import categorical_draws
-from plausible.maths.logspace import log_dirichlet_draws, log_gamma_draws, logsumexp_last
+from plausible.maths.logspace import log_beta_draws, log_dirichlet_draws, logsumexp_last
 
 DEFAULT_TUNE = 200
 """Warm-up sweeps: from the majority start the labels settle within tens of sweeps; the
@@ -127,14 +127,6 @@ def component_posterior(log_pi, T) -> np.ndarray:
 def label_posterior(T, A1) -> np.ndarray:
     """``q_imk = P(y_ik = 1 | m_i = m, theta, x)``, ``(..., item, M, K)``."""
     return np.exp(A1 - T)
-
-
-def log_beta_draws(rng, a, b):
-    """``(log p, log(1 - p))`` for ``p ~ Beta(a, b)`` elementwise, from two Gamma draws in
-    log space (finite for any ``a, b > 0``)."""
-    g1, g2 = log_gamma_draws(rng, a), log_gamma_draws(rng, b)
-    total = np.logaddexp(g1, g2)
-    return g1 - total, g2 - total
 
 
 class MultiLabelKernel:
@@ -253,4 +245,4 @@ class MultiLabelKernel:
 
 
 __all__ = ["Design", "MultiLabelKernel", "component_posterior", "component_terms",
-           "item_log_likelihoods", "label_log_likelihoods", "label_posterior", "log_beta_draws"]
+           "item_log_likelihoods", "label_log_likelihoods", "label_posterior"]

@@ -317,10 +317,11 @@ def add_log_likelihood(trace: xr.DataTree, model: pm.Model, *, budget: int | Non
     :func:`declare_log_likelihood`.
 
     The pointwise values take ``chains x draws x points`` float64; when the trace's
-    plausibilities are computed when read (``keep="summary"``) so are they (a dask array,
-    :func:`lazy_pointwise`); otherwise, when they exceed ``budget`` (bytes; default the
-    memory budget), nothing is written and a warning says so. A model that declares none
-    raises ``ValueError``.
+    plausibilities are computed when read (``keep="summary"``), or the values would exceed
+    :data:`EAGER_LOG_LIKELIHOOD` bytes, so are they (a dask array, :func:`lazy_pointwise`:
+    held only while read, as ``az.loo`` or a save does); otherwise, when they exceed
+    ``budget`` (bytes; default the memory budget), nothing is written and a warning says so.
+    A model that declares none raises ``ValueError``.
     """
     declaration = declared_log_likelihood(model)
     if declaration is None:
@@ -330,7 +331,8 @@ def add_log_likelihood(trace: xr.DataTree, model: pm.Model, *, budget: int | Non
               else declaration.observed.sizes[declaration.dim])
     size = 8 * prod(posterior.sizes[d] for d in ("chain", "draw")) * points
     budget = memory.memory_budget(None) if budget is None else budget
-    lazy = NAME in posterior.attrs.get("computed_when_read", "").split(",")
+    lazy = (NAME in posterior.attrs.get("computed_when_read", "").split(",")
+            or size > EAGER_LOG_LIKELIHOOD)
     if size > budget and not lazy:
         warnings.warn(f"the per-item log-likelihood would take {memory.format_bytes(size)}, more "
                       f"than the memory budget of {memory.format_bytes(budget)}: not written "
@@ -344,6 +346,11 @@ def add_log_likelihood(trace: xr.DataTree, model: pm.Model, *, budget: int | Non
         trace["observed_data"] = xr.DataTree(observed.assign({declaration.name: declaration.observed}))
     return trace
 
+
+EAGER_LOG_LIKELIHOOD = 512 * 10**6
+"""Bytes of pointwise log-likelihood above which it is computed when read, whatever the
+memory budget: most runs never read it (it is for LOO), and a held copy would be the run's
+largest array (4 chains x 1000 draws x 60,000 comparisons take 1.9 GB)."""
 
 LOG_LIKELIHOOD_BLOCK = 64 * 10**6
 """Bytes of one block of a log-likelihood computed when read (:func:`lazy_pointwise`)."""

@@ -152,6 +152,14 @@ def log_gamma_draws(rng: np.random.Generator, shape) -> np.ndarray:
     return log_draws
 
 
+def log_beta_draws(rng: np.random.Generator, a, b) -> tuple[np.ndarray, np.ndarray]:
+    """``(log p, log(1 - p))`` for ``p ~ Beta(a, b)`` elementwise, from two Gamma draws in log
+    space: finite for any ``a, b > 0``, where a Beta draw itself can round to 0 or 1."""
+    g1, g2 = log_gamma_draws(rng, a), log_gamma_draws(rng, b)
+    total = np.logaddexp(g1, g2)
+    return g1 - total, g2 - total
+
+
 def logsumexp_last(values: np.ndarray) -> np.ndarray:
     """``log sum_k exp(values[..., k])`` over the last axis, kept as a length-1 axis, for
     finite ``values``: the arithmetic of ``scipy.special.logsumexp`` (the maxima taken out of
@@ -192,6 +200,7 @@ def tempered_logsumexp(row, log_prior, gamma):
 
 __all__ = [
     "exp_nonpositive",
+    "log_beta_draws",
     "log_dirichlet_draws",
     "log_gamma_draw",
     "log_gamma_draws",

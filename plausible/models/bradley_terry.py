@@ -86,9 +86,14 @@ WHOLE_RELIABILITY = ("the Bradley-Terry Gibbs sampler repeats every comparison; 
 
 
 MAX_RANKED_ITEMS = 2000
-"""The most items :func:`plausible.aggregate` ranks: the rank table is ``n^2`` values a draw,
-summarised while sampling (about 10 ms a draw at 2,000 items, 400 MB of running sums over 4
-chains); beyond it, sample the kernel for the worths alone."""
+"""The most items whose rank table is a variable of the model by default (``rank_table=None``):
+it is ``n^2`` values a draw, summarised while sampling (about 10 ms a draw at 2,000 items, 400
+MB of running sums over 4 chains). Beyond it the model keeps the worths alone, and the rank
+summaries come from their draws (:func:`plausible.metrics.worth_ranks.rank_summary`)."""
+
+
+LOG_LIKELIHOOD_BLOCK = 2 * 10**6
+"""Values (draws x comparisons) of one block of :func:`log_likelihood`."""
 
 
 def _comparisons(data) -> Comparisons:
@@ -108,8 +113,8 @@ def coords(comparisons: Comparisons) -> dict:
 
 @reads("comparisons")
 def build(comparisons: Comparisons, *, reliability: float = 1, prior: tuple = (1.0, 1.0),
-          noisy: bool = False, spam_prior: tuple = (1.0, 4.0), gibbs: bool = True
-          ) -> pm.Model:
+          noisy: bool = False, spam_prior: tuple = (1.0, 4.0), gibbs: bool = True,
+          rank_table: bool | None = None) -> pm.Model:
     """PyMC model of the Bradley–Terry model (module) for ``comparisons`` (or a DataFrame
     with columns worker, left, right, label).
 
@@ -119,7 +124,9 @@ def build(comparisons: Comparisons, *, reliability: float = 1, prior: tuple = (1
     whole number with ``gibbs=True`` (each comparison repeated), any real > 0 otherwise;
     ``prior``: ``(a, b)``, shape and rate of the worths' Gamma prior; ``spam_prior``: ``(a,
     b)`` of the random answers' Beta prior (noisy only); ``gibbs``: :func:`plausible.sample`
-    runs the exact Gibbs sampler, False leaves the model to NUTS.
+    runs the exact Gibbs sampler, False leaves the model to NUTS; ``rank_table``: whether
+    ``plausibility`` is a variable (default: up to :data:`MAX_RANKED_ITEMS` items; without it
+    the rank summaries come from the worths' draws).
     """
     comparisons = _comparisons(comparisons)
     gamma = (positive_integer("reliability", reliability, WHOLE_RELIABILITY) if gibbs
@@ -127,6 +134,7 @@ def build(comparisons: Comparisons, *, reliability: float = 1, prior: tuple = (1
     a, b = (positive("prior", v) for v in prior)
     spam_a, spam_b = (positive("spam_prior", v) for v in spam_prior)
     c, n = comparisons, comparisons.n_items
+    rank_table = n <= MAX_RANKED_ITEMS if rank_table is None else bool(rank_table)
     with pm.Model(coords=coords(c)) as model:
         pm.Data("reliability", gamma)
         worth = pm.Gamma("worth", alpha=a, beta=b, dims="item")
@@ -136,13 +144,15 @@ def build(comparisons: Comparisons, *, reliability: float = 1, prior: tuple = (1
             e = pm.Beta("spam", spam_a, spam_b, dims="annotator")[c.annotator]
             per = pt.logaddexp(pt.log(e) - np.log(2.0), pt.log1p(-e) + per)
         pm.Potential("comparisons", gamma * per.sum())
-        rank = pt.argsort(pt.argsort(-log_worth))
-        pm.Deterministic("plausibility",
-                         pt.eq(rank[:, None], pt.arange(n)[None, :]).astype("float64"),
-                         dims=("item", "class"))
+        if rank_table:
+            rank = pt.argsort(pt.argsort(-log_worth))
+            pm.Deterministic("plausibility",
+                             pt.eq(rank[:, None], pt.arange(n)[None, :]).astype("float64"),
+                             dims=("item", "class"))
     if gibbs:
         kernel = BradleyTerryKernel(c, prior=(a, b), gamma=gamma,
-                                    spam_prior=(spam_a, spam_b) if noisy else None)
+                                    spam_prior=(spam_a, spam_b) if noisy else None,
+                                    rank_table=rank_table)
         declare_kernel(model, kernel, coords={"item": c.items, "class": c.classes,
                                               "annotator": c.annotators},
                        constant_data={"reliability": gamma})
@@ -166,14 +176,20 @@ def _draws(posterior, chain, draw) -> tuple[np.ndarray, np.ndarray | None]:
 
 def log_likelihood(trace, comparisons: Comparisons) -> xr.DataArray:
     """Per-comparison ``gamma log P(y_k | w, e)``, ``(chain, draw, comparison)`` (module),
-    ``gamma`` the trace's ``constant_data/reliability``."""
+    ``gamma`` the trace's ``constant_data/reliability``; computed a block of draws at a time
+    (:data:`LOG_LIKELIHOOD_BLOCK` values), so the temporaries stay small beside the result."""
     posterior = trace["posterior"]
     gamma = float(trace["constant_data"]["reliability"])
     shape = (posterior.sizes["chain"], posterior.sizes["draw"])
-    chain, draw = np.divmod(np.arange(shape[0] * shape[1]), shape[1])
-    log_worth, spam = _draws(posterior, chain, draw)
-    out = gamma * outcome_log_probabilities(log_worth, comparisons, spam)
-    return xr.DataArray(out.reshape(*shape, comparisons.n_comparisons),
+    total, m = shape[0] * shape[1], comparisons.n_comparisons
+    out = np.empty((total, m))
+    step = max(1, LOG_LIKELIHOOD_BLOCK // max(m, 1))
+    for start in range(0, total, step):
+        chain, draw = np.divmod(np.arange(start, min(start + step, total)), shape[1])
+        log_worth, spam = _draws(posterior, chain, draw)
+        out[start:start + chain.size] = outcome_log_probabilities(log_worth, comparisons, spam)
+    out *= gamma
+    return xr.DataArray(out.reshape(*shape, m),
                         dims=("chain", "draw", "comparison"),
                         coords={"chain": posterior["chain"].values,
                                 "draw": posterior["draw"].values})

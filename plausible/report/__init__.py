@@ -46,8 +46,8 @@ def report_html(result, *, budget: int = 20, threshold: float = 0.95, draws: int
         progress(stage)
         parts.append(step())
     posterior = result.trace["posterior"]
-    subtitle = (f"{result.model} model, {result.plausibility.sizes['item']} items x "
-                f"{result.plausibility.sizes['class']} classes, {posterior.sizes['chain']} "
+    subtitle = (f"{result.model} model, {result.sizes['item']} items x "
+                f"{result.sizes['class']} classes, {posterior.sizes['chain']} "
                 f"chains x {posterior.sizes['draw']} draws")
     return document(f"plausible report: {result.model}", subtitle, parts)
 

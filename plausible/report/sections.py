@@ -69,8 +69,8 @@ def summary(result, check) -> Section:
     facts = {"model": f"{result.model}: {models.entry(result.model).summary}",
              "plausibility": result.meaning,
              "annotations": result.format,
-             "items": result.plausibility.sizes["item"],
-             "classes": result.plausibility.sizes["class"]}
+             "items": result.sizes["item"],
+             "classes": result.sizes["class"]}
     if result.data is not None:
         count, noun = _count(result.data)
         facts[noun] = count
@@ -473,8 +473,8 @@ def item_table(result, items: pd.DataFrame) -> Section:
     column per class up to :data:`PLAUSIBILITY_COLUMNS` classes, else the top three)."""
     section = Section("items", "Every item")
     frame = result.to_frame().set_index("item")
-    mean = result.plausibility
-    if mean.sizes["class"] > PLAUSIBILITY_COLUMNS and result.format != "comparisons":
+    if result.sizes["class"] > PLAUSIBILITY_COLUMNS and result.format != "comparisons":
+        mean = result.plausibility
         frame = frame[[c for c in frame.columns if not c.startswith("plausibility_")]]
         order = np.argsort(-mean.values, axis=1, kind="stable")[:, :3]
         classes = mean["class"].values

@@ -134,8 +134,9 @@ def test_random_answers_draw_their_conditional_and_the_rates_their_beta(small):
     log_p = outcome_log_probabilities(log_worth, small)
     rng = np.random.default_rng(0)
     earnest, residual = [], []
-    for _ in range(4000):
-        kept, rates = kernel._earnest(rng, log_p, spam)
+    for _ in range(4000):  # the kernel keeps the rates as log-odds
+        kept, logit_rates = kernel._earnest(rng, log_p, np.log(spam) - np.log1p(-spam))
+        rates = 1.0 / (1.0 + np.exp(-logit_rates))
         n_earnest = np.bincount(small.annotator, kept, minlength=3)
         n_copies = 2 * np.bincount(small.annotator, minlength=3)
         earnest.append(kept)
