@@ -15,13 +15,14 @@ the moments of each half-chain, which give its split R-hat (:func:`split_rhat`).
 >>> pl.metrics.summarize(acc)                                 # doctest: +SKIP
 
 Multi-label sets have one probability per label, not a distribution over classes; their
-metrics are :mod:`plausible.metrics.multi_label`.
+metrics are :mod:`plausible.metrics.multi_label`. A comparison model's ranks are summarised
+from its worths' draws by :mod:`plausible.metrics.worth_ranks`.
 
 Calibration under disagreement (Mimori et al. 2021) is :mod:`plausible.calibration`; testing a
 classifier against noisy labels (Su 2024) is :mod:`plausible.evaluation`.
 """
 
-from plausible.metrics import multi_label
+from plausible.metrics import multi_label, worth_ranks
 from plausible.metrics.accumulated import Accumulator, accumulated, split_rhat
 from plausible.metrics.accuracy import ua_average_overlap, ua_overlap, ua_set_accuracy, ua_topk_accuracy
 from plausible.metrics.agreement import leave_one_out_agreement
@@ -65,4 +66,5 @@ __all__ = [
     "ua_ranking_overlap",
     "ua_set_accuracy",
     "ua_topk_accuracy",
+    "worth_ranks",
 ]
