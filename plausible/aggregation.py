@@ -153,7 +153,7 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         annotators are scored against them inside the posterior, and the other items' classes
         learn from the annotators' record on them. Their rows of :meth:`Aggregation.to_frame`
         carry ``known_class``; the report sets each annotator's share right on them beside
-        the model's estimate. A run on a cluster (``client=``) refuses them.
+        the model's estimate; a run on a cluster (``client=``) clamps them in its shards.
     **options
         Passed to the model's builder (e.g. ``threshold=`` for ratings, ``alpha=``).
     """
@@ -170,9 +170,6 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         if entry.data != "labels":
             raise ValueError(f"known= (the true class of some items) needs a label model; "
                              f"{name} takes {entry.data}")
-        if client is not None:
-            raise ValueError("known= is not supported on a cluster (client=) yet: run in one "
-                             "process")
         fitted = fitted.with_known(known)
     if init is not None:
         if not isinstance(init, Aggregation):
@@ -194,8 +191,8 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
             fitted, name, client=client, draws=draws,
             chains=chains, seed=seed, model_kwargs=options, store=store,
             max_seconds=max_seconds, init=None if init is None else init.trace)
-        return Aggregation(trace=trace, model=name, data=fitted, default=model is None,
-                           options=options)
+        return Aggregation(trace=_with_known(trace, fitted), model=name, data=fitted,
+                           default=model is None, options=options)
     built = entry.build(fitted, **options)
     pymc_log = logging.getLogger("pymc")
     level = pymc_log.level
@@ -214,11 +211,19 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
             trace["posterior"].attrs["draws_stopped_by"] = "fixed: pm.sample cannot extend"
     finally:
         pymc_log.setLevel(level)
-    if getattr(fitted, "known", None) is not None:
-        trace["constant_data"] = trace["constant_data"].to_dataset().assign(
-            known_class=xr.DataArray(fitted.known, dims="item", coords={"item": fitted.items}))
-    return Aggregation(trace=trace, model=name, data=fitted, default=model is None,
-                       options=options)
+    return Aggregation(trace=_with_known(trace, fitted), model=name, data=fitted,
+                       default=model is None, options=options)
+
+
+def _with_known(trace: xr.DataTree, data) -> xr.DataTree:
+    """``trace`` with ``constant_data/known_class (item,)`` (the class index, -1 where not
+    known) when ``data`` has known classes, so a saved run keeps them."""
+    if getattr(data, "known", None) is not None:
+        constant = (trace["constant_data"].to_dataset() if "constant_data" in trace.children
+                    else xr.Dataset())
+        trace["constant_data"] = constant.assign(
+            known_class=xr.DataArray(data.known, dims="item", coords={"item": data.items}))
+    return trace
 
 
 @dataclass
@@ -346,12 +351,12 @@ class Aggregation:
         frame = self.labels()
         if self.format != "comparisons":  # ranks: the rank summary, not n columns of ranks
             frame = frame.join(plausibility_columns(self.plausibility))
-        known = getattr(self.data, "known", None)
-        if known is not None:
-            position = pd.Index(self.data.items).get_indexer(frame.index)
-            codes = known[position]
+        constant = self.trace["constant_data"] if "constant_data" in self.trace.children else {}
+        if "known_class" in constant:  # the known classes (also of labels the workers read)
+            codes = constant["known_class"].to_series().reindex(frame.index).to_numpy()
+            classes = self.plausibility["class"].values
             frame.insert(0, "known_class", pd.Series(
-                np.where(codes >= 0, self.data.classes[np.maximum(codes, 0)], None),
+                np.where(codes >= 0, classes[np.maximum(codes, 0)], None),
                 index=frame.index, dtype=object))
         if self.format == "ratings":
             frame = frame.join(ratings_censored.consensus(self.trace))

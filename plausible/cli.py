@@ -284,9 +284,9 @@ def aggregate(args) -> int:
     cluster_chain = bool(args.scheduler or args.workers) and args.model is not None and \
         distributed_gibbs.runs_on_cluster(args.model)
     if cluster_chain:
-        if args.classes is not None or args.ordinal or args.gold is not None:
-            raise UsageError("--classes, --ordinal and --gold are not read by a chain on the "
-                             "cluster (its workers read the labels); leave them out")
+        if args.classes is not None or args.ordinal:
+            raise UsageError("--classes and --ordinal are not read by a chain on the cluster "
+                             "(its workers read the labels); leave them out")
         return _cluster_chain(args, console, output, saved)
     annotations, description = load_annotations(args)
     annotations = declared_classes(args, annotations)
@@ -306,9 +306,6 @@ def aggregate(args) -> int:
                          "--scheduler/--workers also run the chain of the Dawid-Skene family, "
                          "annotator-beta, glad or su-difficulty over shards, named with --model)")
     known = None if args.gold is None else read_gold(args.gold, annotations, args.item)
-    if known is not None and sharded:
-        raise UsageError("--gold is not supported with --store/--scheduler/--workers yet: run "
-                         "in one process")
     if args.draws is None:  # the default: until converged, or 1000 for shards (exact draws)
         args.draws = 1000 if sharded else "auto"
     if sharded and args.draws == "auto":
@@ -377,18 +374,25 @@ def _cluster_chain(args, console, output, saved) -> int:
     try:
         if partitioned:
             description = f"{source} (partitioned, read by the workers)"
-            trace = distributed_gibbs.sample_partitions(
-                source, name, client=client, draws=args.draws, chains=args.chains,
-                seed=args.seed, item=args.item, annotator=args.annotator, label=args.label,
-                model_kwargs=options, store=args.store, max_seconds=args.max_seconds,
-                init=None if init is None else init.trace)
+            known = None if args.gold is None else read_gold(args.gold, None, args.item)
+            try:
+                trace = distributed_gibbs.sample_partitions(
+                    source, name, client=client, draws=args.draws, chains=args.chains,
+                    seed=args.seed, item=args.item, annotator=args.annotator, label=args.label,
+                    model_kwargs=options, store=args.store, max_seconds=args.max_seconds,
+                    init=None if init is None else init.trace, known=known)
+            except ValueError as error:
+                if str(error).startswith("known:"):  # the gold file's item or class
+                    raise UsageError(f"--gold {args.gold}: {str(error)[7:]}") from None
+                raise
             result = aggregation.Aggregation(trace=trace, model=name, data=None, options=options)
         else:
             annotations, description = load_annotations(args)
+            known = None if args.gold is None else read_gold(args.gold, annotations, args.item)
             result = aggregation.aggregate(annotations, name, draws=args.draws,
                                            chains=args.chains, seed=args.seed, client=client,
                                            store=args.store, max_seconds=args.max_seconds,
-                                           init=init, **options)
+                                           init=init, known=known, **options)
     finally:
         client.close()
     frame, checked = _write_results(args, result, output, saved)
@@ -410,7 +414,8 @@ def read_gold(path, labels, item_column=None):
     """The known classes of ``--gold FILE`` for ``labels``: a table with an item column and
     a class column (:data:`GOLD_CLASS_COLUMNS`), one row per item of known class, as
     :meth:`Labels.with_known` takes them; ``UsageError`` naming the file and row of an item
-    the labels do not have, a class outside their classes or an empty cell."""
+    the labels do not have, a class outside their classes or an empty cell. ``labels`` None
+    (labels the workers read): only the empty cells are checked here."""
     import numpy as np
     import pandas as pd
 
@@ -418,7 +423,7 @@ def read_gold(path, labels, item_column=None):
     from plausible.data.tables import read_table
     from plausible.data.validation import fmt, pick_column
 
-    if not isinstance(labels, Labels):
+    if labels is not None and not isinstance(labels, Labels):
         raise UsageError(f"--gold gives the true class of some items, for labels; the "
                          f"annotations are {type(labels).__name__.lower()}")
     try:
@@ -435,12 +440,13 @@ def read_gold(path, labels, item_column=None):
                          f"column ({', '.join(GOLD_CLASS_COLUMNS)}); the columns are "
                          f"{list(frame.columns)}")
     items, classes = frame[item].to_numpy(), frame[column].to_numpy()
-    checks = ((pd.isna(items) | pd.isna(classes), lambda r: "an empty cell"),
-              (pd.Index(labels.items).get_indexer(items) < 0,
-               lambda r: f"item {fmt(items[r])} has no labels in the annotations"),
-              (pd.Index(labels.classes).get_indexer(classes) < 0,
-               lambda r: f"item {fmt(items[r])}: class {fmt(classes[r])} is not one of the classes "
-                         f"({', '.join(map(str, labels.classes[:20]))})"))
+    checks = ((pd.isna(items) | pd.isna(classes), lambda r: "an empty cell"),)
+    if labels is not None:
+        checks += ((pd.Index(labels.items).get_indexer(items) < 0,
+                    lambda r: f"item {fmt(items[r])} has no labels in the annotations"),
+                   (pd.Index(labels.classes).get_indexer(classes) < 0,
+                    lambda r: f"item {fmt(items[r])}: class {fmt(classes[r])} is not one of the "
+                              f"classes ({', '.join(map(str, labels.classes[:20]))})"))
     for bad, message in checks:
         rows = np.flatnonzero(bad)
         if rows.size:

@@ -313,11 +313,13 @@ def sample_on_cluster(labels: Labels, model: str = "dawid-skene", *, client=None
 
 class PartitionSource:
     """A shard's Parquet files, read on the worker that holds the shard: the labels with the
-    run's annotators and classes (global ids), the items as they appear, file after file."""
+    run's annotators and classes (global ids), the items as they appear, file after file;
+    ``known``: the run's known classes (a Series of class ids by item id, or None), of which
+    each file's labels take their items'."""
 
-    def __init__(self, paths, columns: dict, annotators, classes):
+    def __init__(self, paths, columns: dict, annotators, classes, known=None):
         self.paths, self.columns = [str(p) for p in paths], columns
-        self.annotators, self.classes = annotators, classes
+        self.annotators, self.classes, self.known = annotators, classes, known
 
     def load(self) -> tuple[Design, np.ndarray]:
         """The files' labels in the sampler's layout and their item ids, read one file at a
@@ -328,6 +330,8 @@ class PartitionSource:
                                        annotator=self.columns["annotator"],
                                        label=self.columns["label"],
                                        annotators=self.annotators, classes=self.classes)
+            if self.known is not None:
+                labels = labels.with_known(self.known[self.known.index.isin(labels.items)])
             designs.append(Design(labels))
             items.append(labels.items)
         return Design.concatenate(designs), np.concatenate(items)
@@ -355,7 +359,7 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
                       model_kwargs: dict | None = None, store=None,
                       checkpoint_every: int = DEFAULT_EVERY,
                       max_seconds: float | None = None,
-                      init: xr.DataTree | None = None) -> xr.DataTree:
+                      init: xr.DataTree | None = None, known=None) -> xr.DataTree:
     """Sample a label ``model`` with a chain over shards (as :func:`sample_on_cluster`) for
     the labels of a partitioned Parquet dataset
     ``path`` (module docstring): its files are dealt to ``n_shards`` shards (default: one per
@@ -363,7 +367,11 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
     ``annotator=``, ``label=``. Annotators and classes are indexed in sorted order. An item
     whose labels are in two files is refused. ``store``, ``checkpoint_every``,
     ``draws="auto"``, ``max_seconds``, ``init``: as :func:`sample_on_cluster` (a rebuilt
-    shard reads its files again; the run is identified by its files' names and sizes)."""
+    shard reads its files again; the run is identified by its files' names and sizes).
+    ``known``: the true class of some items (a Series of class ids by item id, as
+    :meth:`~plausible.data.Labels.with_known` takes), clamped by the shards that hold them
+    and kept as ``constant_data/known_class``; ``ValueError`` naming an item without labels
+    or a class outside the data's."""
     files = partition_files(path)
     schema = pq.read_schema(files[0])
     columns = {}
@@ -385,7 +393,8 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
         n_shards = len(client.scheduler_info()["workers"]) if client is not None else 2
     n_shards = min(n_shards, len(files))
     groups = [list(g) for g in np.array_split(np.array(files, dtype=object), n_shards)]
-    sources = [PartitionSource(g, columns, annotators, classes) for g in groups]
+    known = None if known is None else _known_classes(known, classes)
+    sources = [PartitionSource(g, columns, annotators, classes, known) for g in groups]
     half = global_half(model, annotators, classes, **(model_kwargs or {}))
     call = _shards(client, sources, shard=half.shard)
     items = np.concatenate(call("item_ids"))
@@ -393,6 +402,11 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
     if len(repeated):
         raise ValueError(f"{path}: item {repeated[0]!r} has labels in two shards' files; "
                          "partition the dataset by item")
+    if known is not None:
+        missing = pd.Index(items).get_indexer(known.index) < 0
+        if missing.any():
+            raise ValueError(f"known: item {known.index[int(np.argmax(missing))]!r} has no "
+                             f"labels in {path}")
     warm = None if init is None else warm_values(init, half, items=items,
                                                  annotators=annotators, classes=classes,
                                                  chains=chains)
@@ -402,11 +416,31 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
                                draws=draws, chains=chains, tune=tune, seed=seed,
                                data={"shards": [[[f.name, f.stat().st_size] for f in g]
                                                 for g in groups], "columns": columns,
-                                     "init": _digest(warm)})
-    return sample_sharded(call, items=items, annotators=annotators, classes=classes,
-                          half=half, draws=draws, chains=chains, seed=seed, tune=tune,
-                          checkpoints=checkpoints, init=warm,
-                          **_auto_limit(draws, max_seconds))
+                                     "init": _digest(warm),
+                                     "known": None if known is None else
+                                     hashlib.sha256(known.to_json().encode()).hexdigest()})
+    trace = sample_sharded(call, items=items, annotators=annotators, classes=classes,
+                           half=half, draws=draws, chains=chains, seed=seed, tune=tune,
+                           checkpoints=checkpoints, init=warm,
+                           **_auto_limit(draws, max_seconds))
+    if known is not None:
+        code = np.full(items.size, -1, dtype=np.int64)
+        code[pd.Index(items).get_indexer(known.index)] = pd.Index(classes).get_indexer(known)
+        trace["constant_data"] = trace["constant_data"].to_dataset().assign(
+            known_class=xr.DataArray(code, dims="item", coords={"item": items}))
+    return trace
+
+
+def _known_classes(known, classes) -> pd.Series:
+    """``known`` (as :meth:`~plausible.data.Labels.with_known` takes it) as a Series of class
+    ids by item id; ``ValueError`` naming an item whose class is not one of ``classes``."""
+    pairs = known if isinstance(known, pd.Series) else pd.Series(dict(known), dtype=object)
+    outside = pd.Index(classes).get_indexer(pairs.to_numpy()) < 0
+    if outside.any():
+        k = int(np.argmax(outside))
+        raise ValueError(f"known: item {pairs.index[k]!r}: class {pairs.iloc[k]!r} is not one "
+                         f"of the classes ({', '.join(map(str, classes[:20]))})")
+    return pairs
 
 
 def _digest(warm) -> str | None:

@@ -230,8 +230,6 @@ def bad_cases(tmp_path):
         tmp_path / "gold_item.csv", index=False)
     pd.DataFrame({"task": ["task-000"], "answer": ["no"]}).to_csv(
         tmp_path / "gold_columns.csv", index=False)
-    pd.DataFrame({"task": ["task-000"], "true_label": ["no"]}).to_csv(
-        tmp_path / "gold_ok.csv", index=False)
     out = tmp_path / "out.csv"
     return [
         ("gold class outside the classes", [labels, "--gold", tmp_path / "gold_class.csv", "-o",
@@ -240,8 +238,6 @@ def bad_cases(tmp_path):
          ["gold_item.csv", "line 3", "'task-999'"], out),
         ("gold without a class column", [labels, "--gold", tmp_path / "gold_columns.csv", "-o",
                                          out], ["gold_columns.csv", "true_label", "answer"], out),
-        ("gold on a cluster", [labels, "--model", "dawid-skene", "--workers", 2, "--gold",
-                               tmp_path / "gold_ok.csv", "-o", out], ["--gold", "cluster"], out),
         ("chains 0", [labels, "--chains", 0, "-o", out], ["--chains", ">= 1"], out),
         ("draws 0", [labels, "--draws", 0, "-o", out], ["--draws", ">= 1"], out),
         ("workers 0", [labels, "--workers", 0, "-o", out], ["--workers", ">= 1"], out),

@@ -170,6 +170,74 @@ def test_a_warm_start_on_the_cluster_continues_an_earlier_run(client, labels, mo
         assert z.max() < 4.5, (name, z.max())
 
 
+def gold(labels, every=5):
+    """A known class for every ``every``-th item of ``labels`` (any classes do: clamping is
+    checked against the one-process sampler given the same ones), as a Series."""
+    rows = np.arange(0, labels.n_items, every)
+    return pd.Series(labels.classes[rows % labels.n_classes], index=labels.items[rows])
+
+
+@pytest.mark.parametrize("model", ["dawid-skene", "glad"])
+def test_known_classes_are_clamped_by_the_shards_as_in_one_process(labels, model):
+    """Gold items through the shards (a Dawid-Skene-family shard and a difficulty shard):
+    one-hot in every kept sweep's summary, and the posterior of the one-process sampler with
+    the same known classes (class prior within 4.5 MCSE, plausibilities within 0.03)."""
+    known = labels.with_known(gold(labels))
+    sharded = dg.sample_on_cluster(known, model, n_shards=3, draws=1000, chains=4, seed=0)
+    single = pl.sample(pl.models.entry(model).build(known), draws=1000, chains=4, seed=1,
+                       log_likelihood=False, check_convergence=False)
+    rows = known.known >= 0
+    summary = sharded["plausibility_summary"]
+    for name in ("mean", "top1_share"):
+        np.testing.assert_array_equal(summary[name].values[:, rows],
+                                      np.broadcast_to(np.eye(3)[known.known[rows]],
+                                                      (4, rows.sum(), 3)))
+    a, b = (t.posterior["class_prior"].transpose("chain", "draw", ...).values
+            for t in (sharded, single))
+    z = np.abs(a.mean(axis=(0, 1)) - b.mean(axis=(0, 1))) / np.hypot(mcse_mean(a), mcse_mean(b))
+    assert z.max() < 4.5, z
+    np.testing.assert_allclose(pl.metrics.posterior_mean(sharded).values,
+                               single.posterior["plausibility"].mean(("chain", "draw")).values,
+                               atol=0.03)
+
+
+def test_known_classes_on_the_cluster_and_from_a_partitioned_dataset(client, labels, tmp_path,
+                                                                     capsys):
+    """``pl.aggregate(..., client=, known=)`` is the in-process shards' chain bit for bit;
+    the command line's ``--gold`` reaches the shards that read a partitioned dataset, and a
+    gold item the dataset lacks is named."""
+    from plausible.cli import main
+
+    known = gold(labels)
+    run = dict(draws=40, chains=2, seed=4)
+    result = pl.aggregate(labels, "dawid-skene", client=client, known=known, **run)
+    here = dg.sample_on_cluster(labels.with_known(known), "dawid-skene", n_shards=2, **run)
+    for name, value in arrays(here).items():
+        np.testing.assert_array_equal(value, arrays(result.trace)[name], err_msg=name)
+    frame = result.to_frame().set_index("item")
+    assert (frame.loc[known.index, "known_class"].to_numpy() == known.to_numpy()).all()
+    assert (frame.loc[known.index, "top_class"].to_numpy() == known.to_numpy()).all()
+    table = labels.to_frame().rename(columns={"item": "task", "annotator": "worker"})
+    (tmp_path / "parts").mkdir()
+    for k, part in enumerate(np.array_split(table["task"].unique(), 2)):
+        table[table["task"].isin(part)].to_parquet(tmp_path / "parts" / f"{k}.parquet")
+    known.rename_axis("task").rename("true_label").reset_index().to_csv(tmp_path / "gold.csv",
+                                                                        index=False)
+    out = tmp_path / "out.csv"
+    argv = ["aggregate", str(tmp_path / "parts"), "--model", "dawid-skene", "--workers", "1",
+            "--draws", "40", "--chains", "2", "--no-progress", "--gold",
+            str(tmp_path / "gold.csv"), "-o", str(out)]
+    assert main(argv) == 0
+    written = pd.read_csv(out).set_index("item")
+    assert (written.loc[known.index, "known_class"].to_numpy() == known.to_numpy()).all()
+    assert (written.loc[known.index, "certainty_top1"] == 1).all()
+    pd.DataFrame({"task": [labels.items[0], 10**6], "true_label": [0, 1]}).to_csv(
+        tmp_path / "gold_far.csv", index=False)
+    assert main([*argv[:-3], str(tmp_path / "gold_far.csv"), "--force", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--gold" in err and "1000000" in err and "no labels" in err
+
+
 def test_auto_draws_over_shards_stop_when_parameters_and_plausibilities_pass(labels):
     run = dict(n_shards=3, chains=2, seed=6)
     auto = dg.sample_on_cluster(labels, draws="auto", **run)

@@ -111,9 +111,7 @@ class Design:
         design.annotator_labels = np.sum([d.annotator_labels for d in designs], axis=0)
         design.most_labels = int(design.annotator_labels.max(initial=0))
         design.repeats = np.concatenate([d.repeats for d in designs])
-        if any((d.fixed >= 0).any() for d in designs):
-            raise ValueError("known classes are not supported in a sharded chain")
-        design.fixed = np.full(design.n_items, -1, dtype=np.int64)
+        design.fixed = np.concatenate([d.fixed for d in designs])
         return design
 
     def parts(self, n_parts: int) -> list[tuple[int, int]]:

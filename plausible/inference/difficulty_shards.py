@@ -23,8 +23,9 @@ its own labels and the items' parameters. A sweep:
 2. **shards** (:class:`DifficultyShard`): ``log beta_i -= u`` (GLAD); each item's parameter
    by a slice update given the annotators' and its class (GLAD's items in lockstep,
    :func:`~plausible.inference.difficulty_slice.glad_item_sweep`); each item's class given
-   its parameter, the annotators' and ``pi`` (:mod:`plausible.inference.difficulty_classes`);
-   they return the class counts, ``sum_i b_i`` and each annotator's sum over their labels at
+   its parameter, the annotators' and ``pi`` (:mod:`plausible.inference.difficulty_classes`),
+   a known item's kept at its class (the one-hot of :func:`~plausible.maths.known_classes.
+   clamp_known`); they return the class counts, ``sum_i b_i`` and each annotator's sum over their labels at
    the values they were sent (the density the driver's next slice update starts from).
 
 Every step is an exact conditional update of the model's posterior, stepping out without
@@ -65,6 +66,7 @@ from plausible.inference.kernel import Variable
 from plausible.inference.latent_class_gibbs import class_posterior, draw_classes
 from plausible.inference.lockstep_slice import slice_updates
 from plausible.inference.sharded_chain import GlobalHalf, ItemShard
+from plausible.maths.known_classes import clamp_known
 
 GLAD, SU = "glad", "su"
 START_ABILITY = 1.0
@@ -172,7 +174,7 @@ class DifficultyShard(ItemShard):
                         self.gamma)
             evidence = su_class_evidence(annotator_x, x, design.offsets, self.annotator,
                                          self.label, design.n_classes)
-        posterior = class_posterior(log_pi, self.gamma * evidence)
+        posterior = clamp_known(class_posterior(log_pi, self.gamma * evidence), design.fixed)
         if store.shape[0]:
             store[...] = posterior
         z = draw_classes(chain.rng, posterior)
