@@ -190,8 +190,10 @@ def screenshots(browser, name: str) -> None:
         path.write_bytes(base64.b64decode(shot["data"]))
 
 
-def check_in_browser(browser, result, path: Path, name: str, **options) -> None:
-    """Write ``result``'s report to ``path`` and check it in the browser."""
+def check_in_browser(browser, result, path: Path, name: str, column: str = "certainty_top1",
+                     **options) -> None:
+    """Write ``result``'s report to ``path`` and check it in the browser; the item table is
+    sorted by ``column`` (ascending: the item with its smallest value first)."""
     from selenium.webdriver.common.by import By
 
     result.report(path, **options)
@@ -205,12 +207,12 @@ def check_in_browser(browser, result, path: Path, name: str, **options) -> None:
     assert images and all(browser.execute_script(
         "return arguments[0].complete && arguments[0].naturalWidth > 0", img) for img in images)
     rows = browser.find_elements(By.CSS_SELECTOR, "#item-table tbody tr")
-    assert len(rows) == result.plausibility.sizes["item"]
+    assert len(rows) == result.sizes["item"]
     header = next(th for th in browser.find_elements(By.CSS_SELECTOR, "#item-table th")
-                  if th.text == "certainty_top1")
+                  if th.text == column)
     header.click()  # ascending: the least certain item first
     first = browser.find_element(By.CSS_SELECTOR, "#item-table tbody tr").text
-    least = result.labels()["certainty_top1"].idxmin()
+    least = result.labels()[column].idxmin()
     assert first.startswith(f"{least} ")
     item = str(result.labels().index[-1])
     box = browser.find_element(By.CSS_SELECTOR, 'input.filter[data-table="item-table"]')
@@ -239,6 +241,26 @@ def test_the_harness_sees_console_errors_and_refused_requests(browser, tmp_path)
 def test_report_of_a_label_model_in_the_browser(browser, dawid_skene, tmp_path):
     check_in_browser(browser, dawid_skene, tmp_path / "crowd.html", "crowd-dawid-skene",
                      draws=50)
+
+
+def test_reports_of_label_sets_and_comparisons_in_the_browser(browser, tmp_path):
+    """The multi-label report (sorted by each item's expected Hamming accuracy) and the
+    comparisons' (by certainty of the modal rank) open, show every section and item, and
+    sort and filter."""
+    sets = pl.data.simulate_label_sets(n_items=40, seed=2).data
+    check_in_browser(browser, pl.aggregate(sets, draws=150, chains=2, seed=0),
+                     tmp_path / "sets.html", "multi-label", column="expected_hamming_accuracy",
+                     draws=50)
+    rng = np.random.default_rng(1)
+    worth = np.linspace(2.0, -2.0, 15)
+    rows = []
+    for k in range(300):
+        i, j = rng.choice(15, 2, replace=False)
+        won = rng.random() < 1 / (1 + np.exp(worth[j] - worth[i]))
+        rows.append((f"w{k % 5}", f"o{i}", f"o{j}", f"o{i}" if won else f"o{j}"))
+    pairs = pd.DataFrame(rows, columns=["worker", "left", "right", "label"])
+    check_in_browser(browser, pl.aggregate(pairs, draws=150, chains=2, seed=0),
+                     tmp_path / "pairs.html", "noisy-bradley-terry", draws=50)
 
 
 @pytest.mark.data
