@@ -6,12 +6,15 @@ most workers with a handful of labels, errors on neighbouring classes, 10 % spam
 classes), at ``--labels`` labels, ``--seeds`` seeds. The gold items are a random share of the
 items, their true classes given to both. Scored on the items *not* given as gold: accuracy of
 the most plausible class, Brier score of the plausibilities (crowd-kit: its posterior
-``probas_``) against the true class, and the mean posterior share-correct error of the
-workers with at least one gold label (|estimated - true accuracy|, the annotators' scores
-gold is meant to sharpen; plausible: the posterior mean of each worker's confusion diagonal
-weighted by their labels' true classes; crowd-kit: its ``errors_`` matrices the same way).
-plausible runs ``pl.aggregate(labels, model, known=gold)`` at its defaults (``draws="auto"``,
-4 chains); crowd-kit ``DawidSkene(n_iter=100)`` (its default) ``.fit(df, true_labels=gold)``.
+``probas_``) against the true class; and, over the workers with at least one gold label, the
+mean error of each worker's estimated share of labels right (``worker_error``: |estimated -
+true share|, the annotators' scores gold is meant to sharpen; estimated by each method the
+same way, the mean over the worker's labels ``x`` on items ``i`` of ``P(z_i = x | data)``,
+its posterior probability that the label is the item's class). plausible runs
+``pl.aggregate(labels, model, known=gold)`` at its defaults (``draws="auto"``, 4 chains)
+and reports whether its convergence report passed (``converged``, share of the seeds) and
+the largest R-hat; crowd-kit ``DawidSkene(n_iter=100)`` (its default) ``.fit(df,
+true_labels=gold)``.
 
     .venv/bin/python benchmarks/bench_gold.py [--labels 10000] [--seeds 3]
         [--models dawid-skene one-coin hierarchical-dawid-skene]
@@ -30,12 +33,21 @@ from bench_label_mixing import simulate_crowd
 SHARES = (0.0, 0.05, 0.2)
 
 
-def scores(p: np.ndarray, truth: np.ndarray, free: np.ndarray) -> dict:
-    """Accuracy and Brier score of plausibilities ``p (item, class)`` on the ``free`` items."""
+def scores(p: np.ndarray, truth: np.ndarray, free: np.ndarray, labels) -> dict:
+    """Accuracy and Brier score of plausibilities ``p (item, class)`` on the ``free`` items,
+    and the workers' share-correct error (module docstring) over those with a gold label."""
+    right = p[labels.item, labels.label]  # P(z_i = x | data) of every label
+    J = labels.n_annotators
+    estimated = np.bincount(labels.annotator, right, minlength=J)
+    true = np.bincount(labels.annotator, labels.label == truth[labels.item], minlength=J)
+    gold = np.bincount(labels.annotator, ~free[labels.item], minlength=J) > 0
+    n = np.maximum(np.bincount(labels.annotator, minlength=J), 1)
+    error = np.abs(estimated - true)[gold] / n[gold]
     p, truth = p[free], truth[free]
     one_hot = np.eye(p.shape[1])[truth]
     return {"accuracy": float((p.argmax(1) == truth).mean()),
-            "brier": float(((p - one_hot) ** 2).sum(1).mean())}
+            "brier": float(((p - one_hot) ** 2).sum(1).mean()),
+            "worker_error": float(error.mean()) if error.size else np.nan}
 
 
 def main():
@@ -62,7 +74,7 @@ def main():
             seconds = time.perf_counter() - start
             p = em.probas_.reindex(index=labels.items, columns=labels.classes).to_numpy()
             rows.append({"seed": seed, "gold": share, "method": "crowd-kit DS + true_labels",
-                         **scores(p, truth, free), "seconds": seconds})
+                         **scores(p, truth, free, labels), "seconds": seconds})
             for model in args.models:
                 start = time.perf_counter()
                 with warnings.catch_warnings():
@@ -71,11 +83,14 @@ def main():
                                           known=gold if share else None)
                 seconds = time.perf_counter() - start
                 p = result.plausibility.transpose("item", "class").values
+                report = result.convergence()
                 rows.append({"seed": seed, "gold": share, "method": f"plausible {model}",
-                             **scores(p, truth, free), "seconds": seconds})
+                             **scores(p, truth, free, labels), "seconds": seconds,
+                             "converged": float(report.converged),
+                             "max_rhat": float(report.table["max_rhat"].max())})
             print(pd.DataFrame(rows[-1 - len(args.models):]).to_string(index=False), flush=True)
     table = pd.DataFrame(rows).groupby(["gold", "method"])[
-        ["accuracy", "brier", "seconds"]].mean()
+        ["accuracy", "brier", "worker_error", "seconds", "converged", "max_rhat"]].mean()
     print(f"\n{args.labels} labels, {args.seeds} seeds; scored on the items not given as gold")
     print(table.round(4).to_string())
 

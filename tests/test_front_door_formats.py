@@ -2,6 +2,8 @@
 columns, fitted by their default models, summarised per item, checked, saved and reported,
 and refused with one line naming the row on the command line."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -39,6 +41,14 @@ def test_shapes_are_recognised_from_their_columns(sets_table, pairs_table):
     long = pl.data.LabelSets.from_wide(wide).to_frame()
     assert infer_format(long) == "labels"  # the same columns as labels: named to be sets
     assert isinstance(from_frame(long, format="label_sets"), pl.data.LabelSets)
+    with pytest.warns(UserWarning, match=r"sets.csv: \d+ \(item, annotator\) pairs carry "
+                      "several different labels.*format='label_sets'"):
+        tags = long.dropna(subset=["label"])  # an empty set has no label to read
+        assert isinstance(from_frame(tags, source="sets.csv"), pl.data.Labels)
+    one_each = tags.drop_duplicates(["item", "annotator"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one label per pair: nothing to say
+        from_frame(one_each)
 
 
 def test_label_sets_through_aggregate(sets_table, tmp_path):

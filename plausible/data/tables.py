@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -127,10 +128,26 @@ def from_frame(frame: pd.DataFrame, *, format: str | None = None, item: str | No
     if not isinstance(frame, pd.DataFrame):
         raise TypeError(f"expected a pandas DataFrame, got {type(frame).__name__}")
     try:
-        return _from_frame(frame, format, dict(item=item, annotator=annotator, label=label,
-                                               score=score, rank=rank))
+        annotations = _from_frame(frame, format, dict(item=item, annotator=annotator,
+                                                      label=label, score=score, rank=rank))
     except ValueError as error:
         raise ValueError(f"{source}: {error}") from None
+    if format is None and isinstance(annotations, Labels):
+        _warn_if_sets(annotations, source)
+    return annotations
+
+
+def _warn_if_sets(labels: Labels, source: str) -> None:
+    """Warn when labels recognised from the columns have (item, annotator) pairs with several
+    different labels: read as repeated answers, which a table of tag sets also looks like."""
+    pair = labels.item.astype(np.int64) * labels.n_annotators + labels.annotator
+    distinct = np.unique(pair * labels.n_classes + labels.label) // labels.n_classes
+    several = int((np.unique(distinct, return_counts=True)[1] >= 2).sum())
+    if several:
+        warnings.warn(f"{source}: {several} (item, annotator) pairs carry several different "
+                      "labels, read as repeated answers of one class each; if a pair's labels "
+                      "are a set of tags, read the table as label sets (format='label_sets', "
+                      "--format label_sets)", stacklevel=3)
 
 
 def _from_frame(frame, format, given):
