@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 import pandas as pd
 import pymc as pm
 
-from plausible.models import (annotator_beta, bradley_terry, dawid_skene, dirichlet, easy_hard,
-                              glad, multi_label, ordered_probit, plackett_luce, prirn, ratings,
-                              ratings_censored, su_difficulty)
+from plausible.models import (ambiguity, annotator_beta, bradley_terry, dawid_skene, dirichlet,
+                              easy_hard, glad, multi_label, ordered_probit, plackett_luce, prirn,
+                              ratings, ratings_censored, su_difficulty)
 
 FORMATS = ("votes", "rankings", "labels", "ratings", "label_sets", "comparisons")
 """Annotation formats, matching the containers ``Votes``, ``Rankings``, ``Labels``, ``Ratings``,
@@ -136,6 +136,12 @@ ENTRIES = (
                "MACE: each annotator truthful or spamming from its own strategy, exact Gibbs "
                "(compiled; real reliability: gibbs=False)", replicate=dawid_skene.replicate_labels,
                label_probabilities=dawid_skene.label_probabilities),
+    ModelEntry("ambiguity-dawid-skene", ambiguity.build, "labels", "repetitions", False,
+               "each item's own distribution over the classes (its ambiguity) read through "
+               "each annotator's Dawid-Skene confusion matrix, exact Gibbs (compiled; real "
+               "reliability: gibbs=False)",
+               label_probabilities=dawid_skene.label_probabilities,
+               plausibility=ITEM_DISTRIBUTION),
     ModelEntry("easy-hard", easy_hard.build, "labels", "tempering", False,
                "latent classes with an easy and a hard subclass each: errors correlated "
                "through the item, exact Gibbs", replicate=easy_hard.replicate_labels),
