@@ -232,32 +232,52 @@ def next_items(trace, data, model: str, budget: int, *, threshold: float | None 
     many of the trace's draws its gains and certainties read (``draws`` of ``of_draws``:
     ``draws`` thinned ones for the gains, so ``certainty`` there can differ from the
     aggregation's, which reads every draw, by their Monte Carlo error)."""
+    status = settled(trace, 1.0 if threshold is None else threshold)
+
+    def candidates() -> pd.DataFrame:
+        _, by_annotator = _annotator_model(model)
+        if by_annotator:
+            item, annotator = candidate_pairs(data, pairs)
+            return pd.DataFrame({"item": data.items[item], "annotator": data.annotators[annotator]})
+        return pd.DataFrame({"item": status.index.to_numpy()})
+
+    return plan_batch(trace, data, status, "certainty_top1", budget, threshold=threshold,
+                      strategy=strategy, min_gain=min_gain, items=items, seed=seed,
+                      gains=lambda open_items: expected_gain(trace, data, model, pairs=pairs,
+                                                             items=open_items, draws=draws),
+                      candidates=candidates)
+
+
+def plan_batch(trace, data, status: pd.DataFrame, certainty: str, budget: int, *,
+               threshold: float | None, strategy: str, min_gain: float, items, seed,
+               gains, candidates) -> pd.DataFrame:
+    """The batch of :func:`next_items` (and of the other formats' planners): of the items
+    ``status`` (indexed by item id, with ``settled`` and the ``certainty`` column) left open
+    (unsettled, unless ``threshold`` is None; among ``items`` when given), the candidates
+    ranked by ``strategy`` and the ``budget`` best of distinct items. ``gains(open_items)``
+    scores the candidates of those items (a frame with ``item``, ``information_gain`` and
+    ``certainty_gain``); ``candidates()`` lists every candidate (``item``, and ``annotator``
+    for annotator models) for the strategies that do not score them."""
     budget = int(budget)
     if budget < 1:
         raise ValueError(f"budget must be a positive number of annotations, got {budget}")
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
-    status = settled(trace, 1.0 if threshold is None else threshold)
     is_open = ~status["settled"].to_numpy() if threshold is not None else np.ones(len(status), bool)
     if items is not None:
         is_open &= np.isin(np.arange(len(status)), _item_positions(data, items))
     open_items = status.index[is_open].to_numpy()
-    rng = np.random.default_rng(seed)
     if strategy in ("information", "certainty"):
-        gains = expected_gain(trace, data, model, pairs=pairs, items=open_items, draws=draws)
-        gains = gains[gains["information_gain"] >= min_gain]
+        scored = gains(open_items)
+        scored = scored[scored["information_gain"] >= min_gain]
         key = "information_gain" if strategy == "information" else "certainty_gain"
-        ranked = gains.sort_values(key, ascending=False, kind="stable")
+        ranked = scored.sort_values(key, ascending=False, kind="stable")
     else:
-        _, by_annotator = _annotator_model(model)
-        if by_annotator:
-            item, annotator = candidate_pairs(data, pairs)
-            frame = pd.DataFrame({"item": data.items[item], "annotator": data.annotators[annotator]})
-            frame = frame[frame["item"].isin(open_items)]
-        else:
-            frame = pd.DataFrame({"item": open_items})
+        frame = candidates()
+        frame = frame[frame["item"].isin(open_items)]
+        rng = np.random.default_rng(seed)
         frame = frame.iloc[rng.permutation(len(frame))]  # random annotator per item, random order
-        frame["certainty"] = status["certainty_top1"].reindex(frame["item"]).to_numpy()
+        frame["certainty"] = status[certainty].reindex(frame["item"]).to_numpy()
         frame.attrs.update(_draws_used(trace))
         ranked = frame if strategy == "random" else frame.sort_values("certainty", kind="stable")
     batch = ranked.drop_duplicates("item").head(budget).reset_index(drop=True)
@@ -265,4 +285,5 @@ def next_items(trace, data, model: str, budget: int, *, threshold: float | None 
     return batch
 
 
-__all__ = ["MAX_PAIRS", "STRATEGIES", "candidate_pairs", "expected_gain", "next_items", "settled"]
+__all__ = ["MAX_PAIRS", "STRATEGIES", "candidate_pairs", "expected_gain", "next_items", "plan_batch",
+           "settled"]

@@ -30,8 +30,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from plausible.active.allocation import (STRATEGIES, _draws_used, _item_positions,
-                                         _reliability, _step, candidate_pairs)
+from plausible.active.allocation import (_draws_used, _item_positions, _reliability, _step,
+                                         candidate_pairs, plan_batch)
 from plausible.active.information import latent_class_information
 from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.metrics.multi_label import label_certainty
@@ -121,33 +121,17 @@ def next_label_sets(trace, sets, budget: int, *, threshold: float | None = 0.95,
     best first: the rows of :func:`label_set_gain` (strategies and arguments as
     :func:`plausible.active.next_items`; settled by :func:`settled_label_sets`). An empty frame
     means stop."""
-    budget = int(budget)
-    if budget < 1:
-        raise ValueError(f"budget must be a positive number of annotations, got {budget}")
-    if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
     status = settled_label_sets(trace, 1.0 if threshold is None else threshold)
-    is_open = (~status["settled"].to_numpy() if threshold is not None
-               else np.ones(len(status), bool))
-    if items is not None:
-        is_open &= np.isin(np.arange(len(status)), _item_positions(sets, items))
-    open_items = status.index[is_open].to_numpy()
-    if strategy in ("information", "certainty"):
-        gains = label_set_gain(trace, sets, pairs=pairs, items=open_items, draws=draws)
-        gains = gains[gains["information_gain"] >= min_gain]
-        key = "information_gain" if strategy == "information" else "certainty_gain"
-        ranked = gains.sort_values(key, ascending=False, kind="stable")
-    else:
+
+    def candidates() -> pd.DataFrame:
         item, annotator = candidate_pairs(sets, pairs)
-        frame = pd.DataFrame({"item": sets.items[item], "annotator": sets.annotators[annotator]})
-        frame = frame[frame["item"].isin(open_items)]
-        frame = frame.iloc[np.random.default_rng(seed).permutation(len(frame))]
-        frame["certainty"] = status["certainty"].reindex(frame["item"]).to_numpy()
-        frame.attrs.update(_draws_used(trace))
-        ranked = frame if strategy == "random" else frame.sort_values("certainty", kind="stable")
-    batch = ranked.drop_duplicates("item").head(budget).reset_index(drop=True)
-    batch.attrs.update(ranked.attrs)
-    return batch
+        return pd.DataFrame({"item": sets.items[item], "annotator": sets.annotators[annotator]})
+
+    return plan_batch(trace, sets, status, "certainty", budget, threshold=threshold,
+                      strategy=strategy, min_gain=min_gain, items=items, seed=seed,
+                      gains=lambda open_items: label_set_gain(trace, sets, pairs=pairs,
+                                                              items=open_items, draws=draws),
+                      candidates=candidates)
 
 
 __all__ = ["label_set_gain", "next_label_sets", "settled_label_sets"]
