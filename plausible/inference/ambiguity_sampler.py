@@ -1,0 +1,223 @@
+"""Exact Gibbs kernel of the ambiguity model (:func:`plausible.models.ambiguity.build`): each
+item's own distribution over the classes, annotators who report through their Dawid–Skene
+confusion matrices.
+
+Annotation ``r`` (annotator ``j_r`` on item ``i_r``, label ``x_r``) has an intended class
+``t_r ~ Categorical(lambda_{i_r})``, ``lambda_i ~ Dirichlet(alpha)`` with ``alpha = kappa
+mu``, and ``x_r ~ Categorical(theta_{j_r}[t_r])``, ``theta_j[c] ~ Dirichlet(beta_c)``. A
+whole-number reliability ``gamma`` repeats every annotation ``gamma`` times, each copy with
+its own intended class (the caller passes the repeated annotations: the kernel sees
+``gamma = 1``), so that the classes summed out give ``gamma log sum_c lambda_ic theta_j[c,
+x]``, the likelihood the PyMC graph tempers.
+
+State: ``t (annotation,)``, the per-item counts ``n (item, class)`` of the intended classes,
+the population's coordinates ``v = (log kappa, log g)``
+(:mod:`plausible.inference.dirichlet_multinomial_population`; only ``alpha`` fixed when the
+population is). One sweep, every step an exact draw from a full conditional of ``p(t, theta,
+alpha | x)`` (``lambda`` integrated out), so their composition leaves it invariant:
+
+1. ``theta_j[c] | t, x ~ Dirichlet(beta_c + counts_j[c, :])``, ``counts_j[c, x]`` the
+   annotator's annotations intended ``c`` and labelled ``x``;
+2. ``(kappa, mu) | t`` from the Dirichlet-multinomial rows ``n_i`` (every ``lambda_i``
+   integrated out: slice scan plus the scale of the base measure's Gamma weights, as the
+   hierarchical Dirichlet vote model draws it,
+   :mod:`plausible.inference.hierarchical_dirichlet_sampler`);
+3. each ``t_r`` in turn with ``lambda_{i_r}`` integrated out, ``P(t_r = c | rest) ∝ (alpha_c
+   + n_{i_r c}^{-r}) theta_{j_r}[c, x_r]`` (a compiled loop over the annotations, the counts
+   updated in place; its uniforms are drawn from the chain's generator beforehand, so a seed
+   gives the same draws);
+4. at kept sweeps, ``lambda_i ~ Dirichlet(alpha + n_i)``, an exact draw given the state,
+   recorded as ``plausibility``.
+
+Chains start dispersed: each ``t_r`` drawn from an even mix of its item's label shares and the
+uniform distribution, and the population's coordinates jittered by ``U(-1, 1)`` on the log
+scale (as the hierarchical Dirichlet kernel does).
+
+The trace: ``posterior`` with ``confusion (annotator, class, label_class)``, ``plausibility
+(item, class)`` (``dtype``) and, with a learned population, ``concentration`` and
+``base_measure (class)``; ``sample_stats/classes_changed``, the intended classes that moved
+in the sweep.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from plausible.inference.dirichlet_draws import dense_draws
+from plausible.inference.dirichlet_multinomial_population import count_summary, draw_population
+from plausible.inference.kernel import Variable
+from plausible.maths.logspace import log_gamma_draw
+
+DEFAULT_TUNE = 300
+"""Warm-up sweeps: the intended classes and the population settle within tens of sweeps on
+small data; the extra margin is cheap (one pass over the annotations a sweep)."""
+WIDTH = 1.0
+"""Slice width on the log scale of ``kappa`` and of the base measure's weights."""
+DISPERSION = 1.0
+"""Half-width of the uniform jitter of each chain's population on those log scales."""
+
+
+@numba.njit(nogil=True, cache=True)
+def intended_sweep(item, annotator, label, t, n, theta, alpha, u):  # pragma: no cover
+    """Draw every ``t[r]`` in turn given the others, ``lambda`` integrated out: ``P(t_r = c)
+    ∝ (alpha_c + n[i_r, c] without r) theta[j_r, c, x_r]``, with ``u (annotation,)`` the
+    uniforms; ``n (item, class)`` is kept up to date in place. Returns how many moved."""
+    n_classes = alpha.size
+    cumulative = np.empty(n_classes)
+    changed = 0
+    for r in range(t.size):
+        i, j, x, old = item[r], annotator[r], label[r], t[r]
+        n[i, old] -= 1
+        total = 0.0
+        for c in range(n_classes):
+            total += (alpha[c] + n[i, c]) * theta[j, c, x]
+            cumulative[c] = total
+        new = old
+        if total > 0.0:  # every row's entry underflowed: keep the class
+            target = u[r] * total
+            new = 0
+            while new < n_classes - 1 and cumulative[new] <= target:
+                new += 1
+        t[r] = new
+        n[i, new] += 1
+        if new != old:
+            changed += 1
+    return changed
+
+
+@numba.njit(nogil=True, cache=True)
+def _confusion_counts(annotator, t, label, n_annotators, n_classes):  # pragma: no cover
+    """``counts (annotator, class, label_class)`` of (intended class, label) per annotator."""
+    counts = np.zeros((n_annotators, n_classes, n_classes))
+    for r in range(t.size):
+        counts[annotator[r], t[r], label[r]] += 1.0
+    return counts
+
+
+class AmbiguityState:
+    """A chain's state: intended classes ``t``, per-item counts ``n``, the population's
+    coordinates ``v`` (``log kappa, log g``; unused with a fixed population) and the
+    confusion matrices ``theta`` of the last sweep."""
+
+    def __init__(self, kernel, t, v):
+        self.t = np.ascontiguousarray(t, dtype=np.int64)
+        self.n = np.zeros((kernel.n_items, kernel.n_classes), dtype=np.int64)
+        np.add.at(self.n, (kernel.item, self.t), 1)
+        self.v = np.asarray(v, dtype=np.float64).copy()
+        self.theta = np.empty((kernel.n_annotators, kernel.n_classes, kernel.n_classes))
+        self.log_alpha = (np.log(kernel.fixed_alpha) if kernel.fixed_alpha is not None
+                          else np.full(kernel.n_classes, np.nan))
+
+
+class AmbiguityKernel:
+    """The sweep of the module for the (already repeated) annotations ``item, annotator,
+    label`` (int arrays, one entry per copy) of ``n_items`` items, ``n_annotators``
+    annotators and ``n_classes`` classes.
+
+    ``beta (class, label_class)``: the confusion rows' Dirichlet concentration;
+    ``concentration_prior`` Gamma ``(shape, rate)`` of ``kappa`` and ``base_prior (class,)``
+    the Dirichlet of ``mu``; ``fixed_alpha (class,)``: hold ``alpha`` there instead of
+    learning it (then neither ``concentration`` nor ``base_measure`` is recorded)."""
+
+    name = "plausible.inference.ambiguity_sampler"
+    default_tune = DEFAULT_TUNE
+    default_thin = 1
+
+    def __init__(self, item, annotator, label, *, n_items: int, n_annotators: int,
+                 n_classes: int, beta, concentration_prior=(1.0, 1.0), base_prior=None,
+                 fixed_alpha=None, dtype=np.float32):
+        self.item, self.annotator, self.label = (np.ascontiguousarray(a, dtype=np.int64)
+                                                 for a in (item, annotator, label))
+        self.n_items, self.n_annotators, self.n_classes = (int(n_items), int(n_annotators),
+                                                           int(n_classes))
+        C = self.n_classes
+        self.beta = np.ascontiguousarray(beta, dtype=np.float64).reshape(C, C)
+        self.shape, self.rate = (float(x) for x in concentration_prior)
+        self.base_prior = (np.ones(C) if base_prior is None
+                           else np.asarray(base_prior, dtype=np.float64))
+        self.fixed_alpha = (None if fixed_alpha is None
+                            else np.asarray(fixed_alpha, dtype=np.float64).reshape(C))
+        shares = np.zeros((self.n_items, C))
+        np.add.at(shares, (self.item, self.label), 1.0)
+        self.shares = shares / np.maximum(shares.sum(axis=1, keepdims=True), 1.0)
+        learned = self.fixed_alpha is None
+        self.variables = {
+            **({"concentration": Variable((), ()),
+                "base_measure": Variable(("class",), (C,))} if learned else {}),
+            "confusion": Variable(("annotator", "class", "label_class"),
+                                  (self.n_annotators, C, C)),
+            "plausibility": Variable(("item", "class"), (self.n_items, C), dtype)}
+        self.stats = {"classes_changed": Variable((), (), np.int64)}
+
+    @property
+    def learned(self) -> bool:
+        return self.fixed_alpha is None
+
+    def _population_start(self, rng):
+        C = self.n_classes
+        v = np.log(np.concatenate([[C], np.full(C, 1.0 / C)]))
+        return v + rng.uniform(-DISPERSION, DISPERSION, v.size)
+
+    def start(self, rng):
+        """``t_r`` from an even mix of its item's label shares and the uniform, the population
+        jittered (module docstring)."""
+        C = self.n_classes
+        p = 0.5 * self.shares[self.item] + 0.5 / C
+        u = rng.random(self.item.size)
+        t = np.minimum((p.cumsum(axis=1) <= u[:, None]).sum(axis=1), C - 1)
+        return AmbiguityState(self, t, self._population_start(rng))
+
+    def load(self, values, rng):
+        """A state from the model's free variables: ``t_r`` drawn from its conditional given
+        ``plausibility`` and ``confusion`` (``P(t_r = c) ∝ lambda_{i_r c} theta_{j_r}[c,
+        x_r]``), the population's coordinates from ``concentration`` and ``base_measure`` with
+        the scale of the base measure's weights drawn from its prior ``Gamma(sum beta, 1)``."""
+        lam = np.asarray(values["plausibility"], dtype=np.float64)
+        theta = np.asarray(values["confusion"], dtype=np.float64)
+        weights = lam[self.item] * theta[self.annotator, :, self.label]
+        cumulative = weights.cumsum(axis=1)
+        u = rng.random(self.item.size) * cumulative[:, -1]
+        t = np.minimum((cumulative <= u[:, None]).sum(axis=1), self.n_classes - 1)
+        if self.learned:
+            log_g = (np.log(np.asarray(values["base_measure"], dtype=np.float64))
+                     + log_gamma_draw(rng, self.base_prior.sum()))
+            v = np.concatenate([[np.log(float(values["concentration"]))], log_g])
+        else:
+            v = np.zeros(1 + self.n_classes)
+        return AmbiguityState(self, t, v)
+
+    def to_point(self, state, draw):
+        return {name: draw[name] for name in self.variables}
+
+    def sweep(self, rng, state, out):
+        """Steps 1–4 of the module docstring (4 at kept sweeps only)."""
+        C = self.n_classes
+        counts = _confusion_counts(self.annotator, state.t, self.label, self.n_annotators, C)
+        dense_draws(rng, (self.beta[None] + counts).reshape(-1, C),
+                    state.theta.reshape(1, -1, C))
+        if self.learned:
+            summary = count_summary(state.n.astype(np.float64))
+            state.log_alpha = draw_population(rng, state.v, summary, True, self.base_prior,
+                                              self.shape, self.rate, WIDTH)
+        alpha = np.exp(state.log_alpha)
+        u = rng.random(self.item.size)
+        changed = intended_sweep(self.item, self.annotator, self.label, state.t, state.n,
+                                 state.theta, alpha, u)
+        if out is not None:
+            if "plausibility" in out:
+                dense_draws(rng, alpha[None, :] + state.n, out["plausibility"][None])
+            if "confusion" in out:
+                out["confusion"][...] = state.theta
+            if self.learned:
+                kappa = alpha.sum()
+                if "concentration" in out:
+                    out["concentration"][...] = kappa
+                if "base_measure" in out:
+                    out["base_measure"][...] = alpha / kappa
+            if "classes_changed" in out:
+                out["classes_changed"][...] = changed
+        return state
+
+
+__all__ = ["AmbiguityKernel", "intended_sweep"]

@@ -1,0 +1,199 @@
+"""Item ambiguity with annotator confusion: each item has its own distribution over the
+classes, and each annotator reports the class they intended through their own Dawid–Skene
+confusion matrix.
+
+The latent-class models (Dawid & Skene 1979 and after) give every item one true class and
+read all disagreement as annotator error, so an item that careful annotators genuinely split
+on concentrates on one class as its labels accumulate. The Dirichlet vote models (Stutz et al.
+2023) keep each item's split but take every vote at face value. This model keeps both: an
+item's plausibility ``lambda_i`` says how ambiguous the item is, each annotator's confusion
+matrix how reliably they report what they see. It is the item-level ambiguity of Dumitrache
+et al.'s CrowdTruth (2018) and of Peterson et al.'s CIFAR-10H (2019: a distribution of human
+judgements per image) combined with Dawid–Skene's annotators; learning the item
+distributions' Dirichlet population from all items follows the hierarchical models of Paun et
+al. (2018).
+
+Annotation ``r`` is label ``x_r`` of item ``i_r`` by annotator ``j_r``::
+
+    kappa        ~ Gamma(1, 1 / C)                concentration (as hierarchical-dirichlet)
+    mu           ~ Dirichlet(1, ..., 1)           base measure, (class,)
+    lambda_i     ~ Dirichlet(kappa mu)            the item's distribution, (item, class)
+    theta_j[c]   ~ Dirichlet(beta_c)              annotator j's labels when they intend c
+    t_r          ~ Categorical(lambda_{i_r})      the class annotator j_r saw in item i_r
+    x_r          ~ Categorical(theta_{j_r}[t_r])  (likelihood to the power gamma)
+
+**Priors.** ``beta_c`` is Dawid–Skene's default
+(:func:`plausible.models.dawid_skene.confusion_concentration`, ``confusion_prior = (4, 1)``:
+4 on the diagonal, 1 elsewhere, prior mean accuracy ``4 / (C + 3)``), which also orients the
+model: without it relabelling the intended classes and the confusion rows together leaves the
+likelihood unchanged. ``kappa`` and ``mu`` take the hierarchical Dirichlet vote model's
+priors (:func:`plausible.models.dirichlet.build_hierarchical`): an exponential ``kappa`` whose
+mean is ``alpha = 1`` per class, a uniform base measure. ``concentration=`` (a vector
+``alpha (class,)``) holds the population fixed instead, for checks against enumeration and for
+a prior known from elsewhere.
+
+**Identifiability.** With one label per annotator and item, a split item looks like a
+confusable annotator; the two are told apart through the annotators' other items: an
+annotator who agrees with the others on clear items is reliable, so their disagreement on an
+item is the item's. The confusion prior's diagonal weight decides how much of an unexplained
+split is put on the item rather than on the annotators.
+
+**Reliability** ``gamma`` multiplies the labels' log-likelihood with the intended classes
+summed out, ``gamma log sum_c lambda_{i c} theta_j[c, x]``; the Gibbs build repeats every
+annotation ``gamma`` times, each copy with its own intended class, so it needs a whole number
+(``gibbs=False``: NUTS, any real ``gamma > 0``).
+
+**Gibbs** (:class:`~plausible.inference.ambiguity_sampler.AmbiguityKernel`, compiled, every
+step exact): the confusion rows given the intended classes, the population ``(kappa, mu)``
+given the per-item counts of intended classes with every ``lambda_i`` integrated out (a
+Dirichlet-multinomial population, as the hierarchical Dirichlet vote model draws it), each
+intended class ``t_r`` with ``lambda`` integrated out, ``P(t_r = c | rest) ∝ (alpha_c +
+n_{i c}^{-r}) theta_j[c, x_r]``, and at kept draws ``lambda_i ~ Dirichlet(alpha + n_i)``. The
+kernel is :func:`plausible.sample`'s sampler and the model's one PyMC step
+(``pm.sample(model=model, step=pl.inference.steps(model))``). ``gibbs=False`` leaves the PyMC
+graph, with the intended classes summed out, to NUTS: the independent check.
+
+**Plausibility** is ``lambda_i``, the item's distribution over the classes (the registry's
+*item distribution*), not the posterior of one true class: an item that reliable annotators
+split on stays split however many labels it gets.
+
+**Per-item log-likelihood** (``az.loo``): ``sum_{r in i} gamma log sum_c lambda_{i c}
+theta_{j_r}[c, x_r]`` at each draw's own ``lambda_i``. The item's marginal with ``lambda_i``
+integrated out is a Dirichlet-multinomial mixture over every assignment of its intended
+classes, whose exact sum grows as ``C`` to the item's number of labels; the conditional term is
+cheap and exact given the draw, but it conditions on the item's own ``lambda_i``, so PSIS's
+Pareto k will be large where an item's labels inform its ``lambda_i`` strongly: read the
+comparison's diagnostics.
+
+**Known classes** are refused: a gold label says which class an item is, while this model's
+plausibility is how the item's readers split on it, which one gold label does not fix.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+import xarray as xr
+
+from plausible.data.labels import Labels
+from plausible.data.tables import reads
+from plausible.data.validation import positive, positive_integer
+from plausible.inference.ambiguity_sampler import AmbiguityKernel
+from plausible.inference.declarations import declare_log_likelihood
+from plausible.inference.kernel_step import declare_kernel
+from plausible.metrics.chunks import iter_sample_blocks
+from plausible.models.dawid_skene import confusion_concentration
+from plausible.models.latent_class import check_labels, coords
+
+WHOLE_RELIABILITY = ("the ambiguity model's Gibbs sampler repeats every label; pass "
+                     "gibbs=False to temper with NUTS")
+
+
+@numba.njit(parallel=True, nogil=True, cache=True)
+def _item_log_likelihood(lam, theta, item, annotator, label, gamma, out):  # pragma: no cover
+    """``out[s, i] = gamma sum_{r: i_r = i} log sum_c lam[s, i, c] theta[s, j_r, c, x_r]``
+    for ``lam (sample, item, class)``, ``theta (sample, annotator, class, label_class)``."""
+    for s in numba.prange(lam.shape[0]):
+        for i in range(out.shape[1]):
+            out[s, i] = 0.0
+        for r in range(item.size):
+            i, j, x = item[r], annotator[r], label[r]
+            total = 0.0
+            for c in range(lam.shape[2]):
+                total += np.float64(lam[s, i, c]) * theta[s, j, c, x]
+            out[s, i] += gamma * np.log(total)
+
+
+def log_likelihood(trace, labels: Labels) -> xr.DataArray:
+    """Per-item ``sum_{r in i} gamma log sum_c lambda_ic theta_{j_r}[c, x_r]`` at each draw's
+    ``plausibility`` and ``confusion`` (module), ``(chain, draw, item)``, in blocks of draws."""
+    posterior = trace["posterior"]
+    gamma = float(trace["constant_data"]["reliability"])
+    shape = (posterior.sizes["chain"], posterior.sizes["draw"])
+    lam = posterior["plausibility"].transpose("chain", "draw", "item", "class")
+    theta = posterior["confusion"].transpose("chain", "draw", "annotator", "class", "label_class")
+    C = labels.n_classes
+    out = np.empty((shape[0] * shape[1], labels.n_items))
+    width = labels.n_items * C + labels.n_annotators * C * C
+    for samples, index in iter_sample_blocks(shape, width):
+        lam_block = np.ascontiguousarray(lam.values[index]).reshape(-1, labels.n_items, C)
+        theta_block = np.ascontiguousarray(theta.values[index], dtype=np.float64).reshape(
+            -1, labels.n_annotators, C, C)
+        _item_log_likelihood(lam_block, theta_block, labels.item.astype(np.int64),
+                             labels.annotator.astype(np.int64), labels.label.astype(np.int64),
+                             gamma, out[samples])
+    return xr.DataArray(out.reshape(*shape, labels.n_items), dims=("chain", "draw", "item"),
+                        coords={"chain": posterior["chain"].values,
+                                "draw": posterior["draw"].values, "item": labels.items})
+
+
+@reads("labels")
+def build(labels: Labels, *, reliability: float = 1, confusion_prior: tuple = (4.0, 1.0),
+          gibbs: bool = True, concentration=None, concentration_prior: tuple | None = None
+          ) -> pm.Model:
+    """PyMC model of item ambiguity with Dawid–Skene annotators (module) for ``labels``.
+
+    Variables: ``concentration`` (``kappa``) and ``base_measure (class)`` (``mu``), unless
+    the population is fixed; ``plausibility (item, class)`` (``lambda``), ``confusion
+    (annotator, class, label_class)``. ``reliability``: ``gamma``, a whole number with
+    ``gibbs=True`` (the sampler repeats every label), any real > 0 otherwise.
+    ``confusion_prior``: ``(diagonal, off-diagonal)`` of the confusion rows' Dirichlet.
+    ``concentration``: a fixed ``alpha (class,)`` (positive; a number: the same for every
+    class) instead of the learned ``kappa
+    mu``; ``concentration_prior``: Gamma ``(shape, rate)`` of ``kappa`` (default ``(1, 1 /
+    C)``). ``gibbs``: the compiled exact kernel (module) or, False, NUTS on the graph with the
+    intended classes summed out. Known classes are refused (module)."""
+    check_labels(labels)
+    gamma = (positive_integer("reliability", reliability, WHOLE_RELIABILITY) if gibbs
+             else positive("reliability", reliability))
+    if labels.known is not None and (labels.known >= 0).any():
+        raise ValueError("ambiguity-dawid-skene does not take known classes: its plausibility "
+                         "is the item's distribution over the classes, which a known class "
+                         "does not fix")
+    C, I, J = labels.n_classes, labels.n_items, labels.n_annotators
+    beta = confusion_concentration(C, confusion_prior)
+    fixed = None
+    if concentration is not None:
+        fixed = np.asarray(positive("concentration", concentration, scalar=False),
+                           dtype=np.float64)
+        if fixed.ndim == 0:
+            fixed = np.full(C, float(fixed))
+        if fixed.shape != (C,):
+            raise ValueError(f"concentration must have one value per class ({C}), got shape "
+                             f"{fixed.shape}")
+    if concentration_prior is None:
+        concentration_prior = (1.0, 1.0 / C)
+    shape, rate = (positive("concentration_prior", v) for v in concentration_prior)
+    item, annotator, label = (pt.constant(v) for v in (labels.item, labels.annotator,
+                                                        labels.label))
+    with pm.Model(coords={**coords(labels), "label_class": labels.classes}) as model:
+        pm.Data("reliability", float(gamma))
+        if fixed is None:
+            kappa = pm.Gamma("concentration", alpha=shape, beta=rate)
+            mu = pm.Dirichlet("base_measure", a=np.ones(C), dims="class")
+            alpha = kappa * mu
+        else:
+            alpha = pt.constant(fixed)
+        lam = pm.Dirichlet("plausibility", a=pt.broadcast_to(alpha, (I, C)),
+                           dims=("item", "class"))
+        theta = pm.Dirichlet("confusion", a=np.broadcast_to(beta, (J, C, C)),
+                             dims=("annotator", "class", "label_class"))
+        # log p(x_r | lambda, theta) = log sum_c lambda_{i_r c} theta_{j_r}[c, x_r]
+        terms = pt.log((lam[item] * theta[annotator, :, label]).sum(axis=1))
+        pm.Potential("labels", gamma * terms.sum())
+    if gibbs:
+        repeat = int(gamma)
+        kernel = AmbiguityKernel(
+            np.repeat(labels.item, repeat), np.repeat(labels.annotator, repeat),
+            np.repeat(labels.label, repeat), n_items=I, n_annotators=J, n_classes=C, beta=beta,
+            concentration_prior=(shape, rate), fixed_alpha=fixed)
+        declare_kernel(model, kernel, coords={**coords(labels), "label_class": labels.classes},
+                       constant_data={"reliability": float(gamma)})
+    declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
+                           observed=labels.to_dataarray())
+    return model
+
+
+__all__ = ["WHOLE_RELIABILITY", "build", "log_likelihood"]

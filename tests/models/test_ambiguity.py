@@ -1,0 +1,176 @@
+"""Item ambiguity with Dawid–Skene annotators (:mod:`plausible.models.ambiguity`): the exact
+Gibbs kernel against enumeration (population fixed) and against NUTS on the graph with the
+intended classes summed out (population learned), its seeds, and what the model is for:
+ambiguous items stay split where Dawid–Skene picks a class."""
+
+import itertools
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import gammaln
+
+import plausible as pl
+from plausible.data import Labels
+from plausible.models import ambiguity
+from plausible.models.dawid_skene import confusion_concentration
+from posterior_agreement import assert_same_posterior
+
+# 4 items, 3 annotators, 2 classes, 10 annotations: 2^10 intended-class vectors
+SMALL = pd.DataFrame({
+    "task": list("aaabbbccdd"),
+    "worker": ["w1", "w2", "w3", "w1", "w2", "w3", "w1", "w2", "w2", "w3"],
+    "label": [0, 0, 1, 1, 1, 1, 0, 1, 0, 0],
+})
+ALPHA = np.array([0.8, 1.5])
+
+
+def _log_dm(counts, concentration):
+    """``log`` of one sequence with ``counts (..., K)`` under ``Dirichlet(concentration)``
+    integrated out: ``log B(concentration + counts) - log B(concentration)``."""
+    return (gammaln(concentration.sum(-1)) - gammaln(concentration.sum(-1) + counts.sum(-1))
+            + (gammaln(concentration + counts) - gammaln(concentration)).sum(-1))
+
+
+def _enumerated(labels: Labels, alpha, beta):
+    """Posterior means of ``lambda (item, class)`` and ``theta (annotator, class,
+    label_class)`` by enumerating every vector of intended classes ``t``: ``p(t | x) ∝
+    prod_i DM(n_i(t) | alpha) prod_{j, c} DM(counts_jc(t, x) | beta_c)``."""
+    C, I, J = labels.n_classes, labels.n_items, labels.n_annotators
+    R = len(labels.item)
+    log_w, lam, theta = [], [], []
+    for t in itertools.product(range(C), repeat=R):
+        t = np.array(t)
+        n = np.zeros((I, C))
+        np.add.at(n, (labels.item, t), 1)
+        counts = np.zeros((J, C, C))
+        np.add.at(counts, (labels.annotator, t, labels.label), 1)
+        log_w.append(_log_dm(n, alpha).sum() + _log_dm(counts, beta[None]).sum())
+        lam.append((alpha + n) / (alpha.sum() + n.sum(1, keepdims=True)))
+        theta.append((beta + counts) / (beta + counts).sum(-1, keepdims=True))
+    w = np.exp(np.array(log_w) - max(log_w))
+    w /= w.sum()
+    return np.tensordot(w, np.array(lam), 1), np.tensordot(w, np.array(theta), 1)
+
+
+def _within_mcse(trace, name, exact):
+    draws = trace.posterior[name].transpose("chain", "draw", ...).values.astype(np.float64)
+    z = np.abs(draws.mean((0, 1)) - exact) / pl.diagnostics.mcse_mean(draws)
+    assert z.max() < 4.5, (name, z.max())
+
+
+def test_gibbs_matches_enumeration_with_the_population_fixed():
+    """``lambda`` and the confusion matrices' posterior means against the exact sum over
+    every intended-class vector (each ``lambda_i`` and ``theta_j`` integrated out)."""
+    labels = Labels.from_frame(SMALL)
+    beta = confusion_concentration(2, (4.0, 1.0))
+    lam, theta = _enumerated(labels, ALPHA, beta)
+    trace = pl.sample(ambiguity.build(labels, concentration=ALPHA), draws=2000, chains=4,
+                      seed=7, progressbar=False)
+    assert "concentration" not in trace.posterior
+    _within_mcse(trace, "plausibility", lam)
+    _within_mcse(trace, "confusion", theta)
+    # the fixed population matters: enumeration at another alpha is far from these draws
+    other, _ = _enumerated(labels, np.array([5.0, 0.2]), beta)
+    assert np.abs(trace.posterior["plausibility"].mean(("chain", "draw")).values - other).max() > 0.1
+
+
+def simulated_labels(n_items=12, n_annotators=3, seed=0):
+    """Items with their own ``lambda_i ~ Dirichlet(0.6, 0.6)``, every annotator labels every
+    item through a confusion matrix with accuracy about 0.8."""
+    rng = np.random.default_rng(seed)
+    lam = rng.dirichlet([0.6, 0.6], size=n_items)
+    accuracy = rng.uniform(0.7, 0.9, size=n_annotators)
+    rows = []
+    for i in range(n_items):
+        for j in range(n_annotators):
+            t = rng.choice(2, p=lam[i])
+            x = t if rng.random() < accuracy[j] else 1 - t
+            rows.append((f"i{i}", f"w{j}", x))
+    return Labels.from_frame(pd.DataFrame(rows, columns=["task", "worker", "label"]))
+
+
+@pytest.mark.parametrize("reliability", [1, pytest.param(2, marks=pytest.mark.slow)])
+def test_gibbs_matches_nuts_on_the_summed_out_graph(reliability):
+    """Population learned: the kernel against NUTS on the PyMC graph with every intended
+    class summed out (``gibbs=False``); at reliability 2 the kernel's repeated labels, each
+    with its own intended class, against the graph's ``2 log sum_c lambda_ic theta_j[c, x]``."""
+    labels = simulated_labels()
+    gibbs = pl.sample(ambiguity.build(labels, reliability=reliability), draws=4000, chains=4,
+                      seed=0, progressbar=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        nuts = pl.sample(ambiguity.build(labels, reliability=reliability, gibbs=False),
+                         draws=800, tune=400, chains=2, seed=1, progressbar=False,
+                         target_accept=0.95)
+    assert_same_posterior(gibbs, nuts, ["plausibility", "confusion", "base_measure"])
+
+
+def test_the_same_seed_gives_the_same_draws():
+    labels = Labels.from_frame(SMALL)
+    first, second = (pl.sample(ambiguity.build(labels), draws=50, chains=2, seed=3,
+                               progressbar=False, check_convergence=False) for _ in range(2))
+    for name in ("plausibility", "confusion", "concentration", "base_measure"):
+        np.testing.assert_array_equal(first.posterior[name].values, second.posterior[name].values)
+    third = pl.sample(ambiguity.build(labels), draws=50, chains=2, seed=4, progressbar=False,
+                      check_convergence=False)
+    assert not np.array_equal(first.posterior["plausibility"].values,
+                              third.posterior["plausibility"].values)
+
+
+def _clear_and_ambiguous(n_clear=20, n_ambiguous=8, n_annotators=16):
+    """Reliable annotators: on clear items all agree (one slip on every fourth item), on
+    ambiguous ones they split 10 to 6, a different six in the minority each time (each
+    annotator three times)."""
+    rows = []
+    for i in range(n_clear):
+        truth = i % 2
+        for j in range(n_annotators):
+            slip = i % 4 == 0 and j == i % n_annotators
+            rows.append((f"clear{i}", f"w{j}", 1 - truth if slip else truth))
+    for i in range(n_ambiguous):
+        majority = i % 2
+        minority = {(6 * i + k) % n_annotators for k in range(6)}
+        for j in range(n_annotators):
+            rows.append((f"ambiguous{i}", f"w{j}", 1 - majority if j in minority else majority))
+    return Labels.from_frame(pd.DataFrame(rows, columns=["task", "worker", "label"]))
+
+
+def test_ambiguous_items_stay_split_where_dawid_skene_picks_a_class():
+    labels = _clear_and_ambiguous()
+    ambiguous = np.char.startswith(np.asarray(labels.items, dtype=str), "ambiguous")
+    options = dict(draws=500, chains=2, seed=2, progressbar=False, check_convergence=False,
+                   log_likelihood=False)
+    ours = pl.sample(ambiguity.build(labels), **options)
+    ds = pl.sample(pl.models.get("dawid-skene")(labels), **options)
+    p_ours, p_ds = (t.posterior["plausibility"].mean(("chain", "draw")).values.max(axis=1)
+                    for t in (ours, ds))
+    assert p_ours[ambiguous].max() < 0.8, p_ours[ambiguous]
+    assert p_ds[ambiguous].min() > 0.9, p_ds[ambiguous]
+    assert p_ours[~ambiguous].min() > 0.9 and p_ds[~ambiguous].min() > 0.95
+
+
+def test_builder_refuses_known_classes_and_a_fractional_gibbs_reliability():
+    labels = Labels.from_frame(SMALL)
+    with pytest.raises(ValueError, match="does not take known classes"):
+        ambiguity.build(labels, known={"a": 0})
+    with pytest.raises(ValueError, match="whole number >= 1 .*repeats every label"):
+        ambiguity.build(labels, reliability=1.5)
+    model = ambiguity.build(labels, reliability=1.5, gibbs=False)
+    assert "concentration" in model.named_vars
+    with pytest.raises(ValueError, match="one value per class"):
+        ambiguity.build(labels, concentration=[1.0, 1.0, 1.0])
+
+
+def test_per_item_log_likelihood_is_the_conditional_at_each_draw():
+    labels = Labels.from_frame(SMALL)
+    trace = pl.sample(ambiguity.build(labels, reliability=2), draws=20, chains=1, seed=0,
+                      progressbar=False, check_convergence=False)
+    lam = trace.posterior["plausibility"].transpose("chain", "draw", "item", "class").values[0]
+    theta = trace.posterior["confusion"].transpose("chain", "draw", ...).values[0]
+    reported = np.transpose(theta[:, labels.annotator, :, labels.label], (1, 0, 2))
+    per_label = np.log((lam[:, labels.item, :].astype(np.float64) * reported).sum(-1))
+    expected = np.zeros((20, labels.n_items))
+    np.add.at(expected.T, labels.item, 2 * per_label.T)
+    np.testing.assert_allclose(trace.log_likelihood["labels"].values[0], expected, rtol=1e-10)
