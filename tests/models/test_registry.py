@@ -45,7 +45,8 @@ def test_available_lists_every_aggregation_model():
                                 "dawid-skene", "ordinal-dawid-skene", "hierarchical-dawid-skene", "one-coin",
                                 "mace", "easy-hard", "ordered-probit", "glad", "su-difficulty",
                                 "normal-inverse-gamma", "censored-normal-inverse-gamma",
-                                "multi-label", "bradley-terry", "noisy-bradley-terry"}
+                                "multi-label", "bradley-terry", "noisy-bradley-terry",
+                                "ambiguity-dawid-skene"}
     assert set(table["data"]) == set(models.FORMATS)
     assert set(table["reliability"]) == {"tempering", "repetitions"}
     assert list(models.available("rankings").index) == ["prirn", "plackett-luce"]
@@ -95,6 +96,8 @@ def test_every_entry_says_what_its_plausibility_means():
         expected = {"labels": models.TRUE_CLASS_POSTERIOR, "label_sets": models.LABEL_MARGINALS,
                     "comparisons": models.RANK_DISTRIBUTION}.get(row["data"],
                                                                  models.ITEM_DISTRIBUTION)
+        if name == "ambiguity-dawid-skene":  # labels read as each item's own distribution
+            expected = models.ITEM_DISTRIBUTION
         assert row["plausibility"] == expected, name
     with pytest.raises(ValueError, match="plausibility must be one of"):
         models.ModelEntry("x", models.get("dirichlet"), "votes", "tempering", True, "",
