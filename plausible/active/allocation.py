@@ -14,6 +14,10 @@ should label what. Its gain comes from the draws
   the gain is then a lower bound);
 * annotator models: ``q^s(y) = sum_z pi^s_i(z) P^s_j(y | z)``, ``pi^s_i`` the draw's
   plausibility of item ``i`` and ``P^s_j`` annotator ``j``'s label probabilities in the draw.
+  For a latent-class model the information is about the item's class ``z``; for an annotator
+  model whose plausibility is the item's own distribution (``ambiguity-dawid-skene``) it is
+  about that distribution's top class, as for the pooled models, the draws reweighted by
+  ``q^s(y)``.
 
 **Settled items and stopping.** An item is *settled* when its top-1 annotation certainty
 (the posterior probability that its most plausible class is the top class, over all draws)
@@ -106,7 +110,12 @@ def _pair_gain(trace, entry, chain, draw, gamma, item, annotator, C):
         unique, inverse = np.unique(item[block], return_inverse=True)
         pi = _plausibility_rows(trace, chain, draw, unique)[:, inverse]  # (S, P, C)
         rows = entry.label_probabilities(trace, chain, draw, item[block], annotator[block])
-        out[:, block] = latent_class_information(pi, rows, gamma)
+        if entry.plausibility == models.ITEM_DISTRIBUTION:  # about the top class of lambda
+            q = np.einsum("spc,spcy->spy", pi, rows)  # the new label's probability per draw
+            out[:, block] = top_class_information(pi.argmax(axis=-1), q,
+                                                  q if gamma == 1 else q**gamma, C)
+        else:
+            out[:, block] = latent_class_information(pi, rows, gamma)
     return out
 
 

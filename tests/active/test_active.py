@@ -101,6 +101,35 @@ def test_pair_gain_matches_refitting_with_the_label_added():
     assert best["information_gain"] > 0.2  # an uncertain item: far from 0
 
 
+def top_shares_of(result, item):
+    p = result.trace["posterior"]["plausibility"].sel(item=item).values.reshape(-1, 2)
+    return np.bincount(p.argmax(axis=1), minlength=2) / p.shape[0]
+
+
+def test_an_item_distribution_annotator_model_informs_its_top_class():
+    """ambiguity-dawid-skene's plausibility is the item's own distribution: the gain of a
+    pair is about its top class (as for votes), against two refits with each label appended:
+    H(top) - sum_y P(y) H(top | y), the top-class shares read from the refits' draws."""
+    table = small_labels()
+    run = dict(draws=3000, chains=4)
+    result = pl.aggregate(table, "ambiguity-dawid-skene", seed=0, **run)
+    gains = active.expected_gain(result.trace, result.data, "ambiguity-dawid-skene",
+                                 draws=12_000)
+    best = gains.loc[gains["information_gain"].idxmax()]
+    item, annotator = best["item"], best["annotator"]
+    posterior = result.trace["posterior"]
+    lam = posterior["plausibility"].sel(item=item).values.reshape(-1, 2)
+    theta = posterior["confusion"].sel(annotator=annotator).values.reshape(-1, 2, 2)
+    p_y = np.einsum("sc,scy->y", lam, theta) / lam.shape[0]
+    after = [top_shares_of(pl.aggregate(pd.concat([table, pd.DataFrame(
+        [(item, annotator, y)], columns=table.columns)]), "ambiguity-dawid-skene", seed=1,
+        **run), item) for y in (0, 1)]
+    eig = entropy_bits(top_shares_of(result, item)) - sum(p_y[y] * entropy_bits(after[y])
+                                                           for y in (0, 1))
+    assert best["information_gain"] == pytest.approx(eig, abs=0.04)
+    assert best["information_gain"] > 0.05
+
+
 def test_batches_settle_items_and_pick_one_annotation_per_item(dirichlet_result):
     batch = dirichlet_result.next_items(10, threshold=0.95)
     assert list(batch.columns[:2]) == ["item", "information_gain"]
