@@ -80,12 +80,14 @@ import xarray as xr
 from plausible.data.labels import Labels
 from plausible.data.tables import reads
 from plausible.data.validation import positive, positive_integer
+from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.inference.ambiguity_sampler import AmbiguityKernel
 from plausible.inference.declarations import declare_log_likelihood
 from plausible.inference.kernel_step import declare_kernel
 from plausible.metrics.chunks import iter_sample_blocks
-from plausible.models.dawid_skene import confusion_concentration
-from plausible.models.latent_class import check_labels, coords
+from plausible.maths.categorical import categorical_draws
+from plausible.models.dawid_skene import confusion_concentration, confusion_draws
+from plausible.models.latent_class import _read, check_labels, coords
 
 WHOLE_RELIABILITY = ("the ambiguity model's Gibbs sampler repeats every label; pass "
                      "gibbs=False to temper with NUTS")
@@ -127,6 +129,37 @@ def log_likelihood(trace, labels: Labels) -> xr.DataArray:
     return xr.DataArray(out.reshape(*shape, labels.n_items), dims=("chain", "draw", "item"),
                         coords={"chain": posterior["chain"].values,
                                 "draw": posterior["draw"].values, "item": labels.items})
+
+
+def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | None = None,
+                     items: str = "new") -> np.ndarray:
+    """Replicated labels in the observed design, int ``(sample, annotation)``: for each of
+    ``draws`` thinned draws, each item's distribution drawn afresh from the population,
+    ``lambda_i ~ Dirichlet(kappa mu)`` (``items="new"``: new items like these, the check of
+    the population and the confusion matrices), or the item's own posterior draw
+    (``"posterior"``); then every label's own intended class ``t_r ~ lambda_{i_r}`` and ``x_r
+    ~ theta_{j_r}[t_r]``. ``"new"`` needs the learned population (a fixed ``concentration``
+    is not in the trace)."""
+    if items not in ("new", "posterior"):
+        raise ValueError(f"items must be 'new' or 'posterior', got {items!r}")
+    posterior = trace["posterior"]
+    if items == "new" and "concentration" not in posterior:
+        raise ValueError("items='new' draws from the learned population; this run held it "
+                         "fixed (concentration=): pass items='posterior'")
+    chain, draw = thinned_draws(posterior, draws)
+    rng = np.random.default_rng(seed)
+    C = labels.n_classes
+    theta = confusion_draws(posterior, chain, draw)  # (sample, annotator, class, label_class)
+    if items == "new":
+        alpha = (_read(posterior, "concentration", chain, draw)[:, None]
+                 * _read(posterior, "base_measure", chain, draw))
+        lam = rng.gamma(np.broadcast_to(alpha[:, None, :], (chain.size, labels.n_items, C)))
+        lam /= lam.sum(axis=-1, keepdims=True)
+    else:
+        lam = _read(posterior, "plausibility", chain, draw).astype(np.float64)
+    intended = categorical_draws(rng, lam[:, labels.item])  # (sample, annotation)
+    rows = theta[np.arange(chain.size)[:, None], labels.annotator[None, :], intended]
+    return categorical_draws(rng, rows)
 
 
 @reads("labels")
@@ -196,4 +229,4 @@ def build(labels: Labels, *, reliability: float = 1, confusion_prior: tuple = (4
     return model
 
 
-__all__ = ["WHOLE_RELIABILITY", "build", "log_likelihood"]
+__all__ = ["WHOLE_RELIABILITY", "build", "log_likelihood", "replicate_labels"]

@@ -141,7 +141,7 @@ ENTRIES = (
                "each annotator's Dawid-Skene confusion matrix, exact Gibbs (compiled; real "
                "reliability: gibbs=False)",
                label_probabilities=dawid_skene.label_probabilities,
-               plausibility=ITEM_DISTRIBUTION),
+               replicate=ambiguity.replicate_labels, plausibility=ITEM_DISTRIBUTION),
     ModelEntry("easy-hard", easy_hard.build, "labels", "tempering", False,
                "latent classes with an easy and a hard subclass each: errors correlated "
                "through the item, exact Gibbs", replicate=easy_hard.replicate_labels),
