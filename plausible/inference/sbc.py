@@ -7,8 +7,9 @@ thinned posterior draws. If the sampler targets the right posterior the ranks ar
 uniform on ``{0, ..., L}``. Models whose items are conditionally independent can put
 many items into one simulation: every item is then an independent replicate.
 
-Plausibilities in candidate form (:mod:`plausible.metrics.storage`) are ranked as they are
-stored: each candidate class's plausibility and each non-empty pool's mass against the true
+A truth equal to some draws (a stored precision, a value on a bound) takes a uniformly random
+rank among them (:func:`_ranks`). Plausibilities in candidate form
+(:mod:`plausible.metrics.storage`) are ranked as they are stored: each candidate class's plausibility and each non-empty pool's mass against the true
 value and the true total of the pooled classes (a pooled class's equal share is an
 expectation, not a posterior draw, and would not be uniform).
 """
@@ -80,11 +81,24 @@ def simulation_based_calibration(
                 build(data), draws=draws, chains=chains, seed=run_seed,
                 progressbar=False, check_convergence=False, **sample_kwargs,
             )
+        ties = np.random.default_rng(run_seed)  # its own stream: the simulations' is unchanged
         for name in var_names:
             thinned, true = _stored(trace, name, np.asarray(truth[name]), thin)
             n_draws = thinned.shape[0]
-            ranks[name].append((thinned < true[None]).sum(axis=0))
+            ranks[name].append(_ranks(thinned, true, ties))
     return SBCResult(ranks={name: np.concatenate(r) for name, r in ranks.items()}, n_draws=n_draws)
+
+
+def _ranks(draws: np.ndarray, truth: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Rank of each ``truth (element,)`` among ``draws (sample, element)``: the draws below it,
+    plus a uniform share of those equal to it. The truth is compared at the draws' precision
+    (plausibilities are stored as float32, so a true value within 6e-8 of 1 equals the draws
+    that round to 1): without the ties' share such an element would rank 0 every time."""
+    if np.issubdtype(draws.dtype, np.floating):
+        truth = truth.astype(draws.dtype)
+    below = (draws < truth[None]).sum(axis=0)
+    equal = (draws == truth[None]).sum(axis=0)
+    return below + rng.integers(0, equal + 1)
 
 
 def _stored(trace, name: str, truth: np.ndarray, thin: int) -> tuple[np.ndarray, np.ndarray]:
