@@ -330,10 +330,12 @@ class Aggregation:
         class over the draws), ``probability_top_class`` (its posterior mean plausibility) and
         ``certainty_top1`` (the share of draws in which it is the most plausible). Comparisons
         (the classes are rank positions) have the rank summary of the worths' draws
-        instead (:func:`plausible.metrics.worth_ranks.rank_summary`);
-        multi-label sets have :func:`label_set_table` instead."""
+        instead (:func:`plausible.metrics.worth_ranks.rank_summary`); multi-label sets have
+        :func:`label_set_table` and each item's most probable label pattern
+        (:func:`pattern_columns`) instead."""
         if "labels" not in self._cache:
-            self._cache["labels"] = (label_set_table(self.plausibility)
+            self._cache["labels"] = (label_set_table(self.plausibility).join(
+                                         pattern_columns(self.trace, self.data))
                                      if self.format == "label_sets" else
                                      rank_summary(self.trace["posterior"]["log_worth"])
                                      if self.format == "comparisons" else
@@ -598,6 +600,18 @@ def label_set_table(mean: xr.DataArray) -> pd.DataFrame:
         "least_certain_label": mean["class"].values[closest],
         "plausibility_least_certain": p[rows, closest]},
         index=pd.Index(mean["item"].values, name="item"))
+
+
+def pattern_columns(trace: xr.DataTree, sets) -> pd.DataFrame:
+    """Per item of a multi-label model (index, the ids): ``pattern``, its most probable
+    mixture component (0 the heaviest; :func:`plausible.models.multi_label.component_membership`)
+    and ``pattern_probability``, its posterior probability."""
+    membership = multi_label.component_membership(trace, sets)
+    p = membership.values
+    best = p.argmax(axis=1)
+    return pd.DataFrame({"pattern": membership["component"].values[best],
+                         "pattern_probability": p[np.arange(best.size), best]},
+                        index=pd.Index(membership["item"].values, name="item"))
 
 
 def plausibility_columns(mean: xr.DataArray) -> pd.DataFrame:

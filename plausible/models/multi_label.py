@@ -46,7 +46,9 @@ start at the majority) choose the reading in which annotators beat chance
 component and the true labels summed out (Rao–Blackwellised): **one probability per label,
 not a simplex over the classes** — an item's row need not sum to one. Metrics for these
 marginals are in :mod:`plausible.metrics.multi_label`; set-level quantities (exact-set
-accuracy, F1) need the joint of an item's labels, which :func:`draw_label_sets` draws.
+accuracy, F1) need the joint of an item's labels, which :func:`draw_label_sets` draws. Each
+item's posterior over the mixture components (its label pattern) is
+:func:`component_membership`.
 
 **Inference.** ``gibbs=True``: the exact two-block Gibbs sampler of
 :class:`~plausible.inference.multi_label_sampler.MultiLabelKernel` (``theta | m, y``, then
@@ -210,6 +212,54 @@ def log_likelihood(trace, data: LabelSets) -> xr.DataArray:
                                 "draw": posterior["draw"].values, "item": data.items})
 
 
+def aligned_components(rates: np.ndarray) -> np.ndarray:
+    """For each draw of the components' label rates ``rates (sample, component, class)``, the
+    permutation ``perm (sample, component)`` that matches its components to a reference:
+    ``rates[s, perm[s, m]]`` is reference component ``m``. Pivotal reordering (Marin,
+    Mengersen & Robert 2005): each draw is assigned to the pivot (the first draw, then the mean
+    of the draws so aligned) by the least squared distance between rate profiles (Hungarian
+    assignment). The trace's own order, by decreasing weight in each draw, switches between
+    components of similar weight; the rate profiles are what tells patterns apart."""
+    from scipy.optimize import linear_sum_assignment
+
+    reference = rates[0]
+    for _ in range(2):
+        cost = ((reference[None, :, None, :] - rates[:, None, :, :]) ** 2).sum(axis=-1)
+        perm = np.stack([linear_sum_assignment(c)[1] for c in cost])
+        reference = np.take_along_axis(rates, perm[..., None], axis=1).mean(axis=0)
+    return perm
+
+
+def component_membership(trace, data: LabelSets, *, draws: int = 500) -> xr.DataArray:
+    """Each item's posterior over the mixture components (its label pattern), ``P(m_i = m |
+    x)``, float64 ``(item, component)``: the mean over ``draws`` thinned posterior draws of
+    ``P(m_i = m | theta, x)`` (the labels summed out; Rao–Blackwellised), with every draw's
+    components matched by their label rates (:func:`aligned_components`) and numbered by
+    decreasing mean weight, so component 0 is the most common pattern. Matched components
+    keep apart patterns of equal weight, which the trace's per-draw order by weight mixes."""
+    posterior = trace["posterior"]
+    gamma = float(trace["constant_data"]["reliability"])
+    chain, draw = thinned_draws(posterior, draws)
+    design = Design(data)
+    theta = _parameters(posterior, chain, draw)
+    perm = aligned_components(theta["label_rate"])
+    weight = np.take_along_axis(theta["component_prior"], perm, axis=1).mean(axis=0)
+    perm = perm[:, np.argsort(-weight, kind="stable")]
+    M = perm.shape[1]
+    total = np.zeros((data.n_items, M))
+    width = data.n_items * M * (data.n_classes + 1) + 2 * data.n_responses * data.n_classes
+    for block, _ in iter_sample_blocks((chain.size,), width):
+        log_pi, log_phi, log1m_phi, *annotators = _logs(
+            {name: value[block] for name, value in theta.items()})
+        L1, L0 = label_log_likelihoods(design, *annotators)
+        T, _ = component_terms(log_phi, log1m_phi, gamma, L1, L0)
+        w = component_posterior(log_pi, T)  # (sample, item, component), the trace's order
+        total += np.take_along_axis(w, perm[block][:, None, :], axis=2).sum(axis=0)
+    return xr.DataArray(total / chain.size, dims=("item", "component"),
+                        coords={"item": data.items, "component": np.arange(M)},
+                        name="component_membership")
+
+
 def draw_label_sets(trace, data: LabelSets, *, draws: int = 500, seed: int | None = None
                     ) -> np.ndarray:
     """Posterior draws of the items' true label sets, bool ``(sample, item, class)``: at each
@@ -299,6 +349,6 @@ def label_flip_check(trace) -> xr.DataArray:
     return (total > 1).mean(("chain", "draw"))
 
 
-__all__ = ["build", "default_components", "draw_label_sets", "label_flip_check",
-           "label_set_predictive_check", "label_set_statistics", "log_likelihood",
-           "replicate_label_sets"]
+__all__ = ["aligned_components", "build", "component_membership", "default_components", "draw_label_sets",
+           "label_flip_check", "label_set_predictive_check", "label_set_statistics",
+           "log_likelihood", "replicate_label_sets"]

@@ -335,3 +335,24 @@ def test_simulation_based_calibration():
         draws=100, chains=2, thin=2, tune=50, seed=5, log_likelihood=False)
     for name, p in result.p_values(bins=10).items():
         assert p > 1e-3, (name, p)
+
+
+def test_each_item_s_pattern_is_its_posterior_over_the_components():
+    """component_membership: rows are distributions; on a crowd whose sets come from two
+    well-separated patterns of equal weight (whose order by weight switches from draw to
+    draw), the items of one true pattern share their most probable component, and the front
+    door's table carries it with its probability."""
+    sim = simulate_label_sets(n_items=80, n_annotators=8, per_item=4,
+                              label_rates=[[0.95, 0.9, 0.05, 0.05], [0.05, 0.05, 0.95, 0.9]],
+                              weights=[0.5, 0.5], seed=4)
+    result = pl.aggregate(sim.data, "multi-label", components=2, draws=300, chains=2, seed=1)
+    membership = multi_label.component_membership(result.trace, sim.data)  # as the table
+    np.testing.assert_allclose(membership.sum("component"), 1.0)
+    best = membership.values.argmax(axis=1)
+    for pattern in range(2):
+        mine = best[sim.component == pattern]
+        assert (mine == np.bincount(mine).argmax()).mean() > 0.9, pattern
+    assert len(set(best)) == 2  # two patterns, two components
+    table = result.labels()
+    assert (table.loc[sim.data.items, "pattern"].to_numpy() == best).all()
+    assert table["pattern_probability"].between(1 / 2, 1).all()
