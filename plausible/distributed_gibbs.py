@@ -52,6 +52,7 @@ import xarray as xr
 
 from plausible.data.labels import Labels
 from plausible.data.tables import read_table
+from plausible.data.validation import fmt
 from plausible.data.validation import ROLES
 from plausible.inference.dawid_skene_sampler import (
     WARM_TUNE,
@@ -405,8 +406,8 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
     if known is not None:
         missing = pd.Index(items).get_indexer(known.index) < 0
         if missing.any():
-            raise ValueError(f"known: item {known.index[int(np.argmax(missing))]!r} has no "
-                             f"labels in {path}")
+            raise ValueError(f"known: item {fmt(known.index[int(np.argmax(missing))])} has "
+                             f"no labels in {path}")
     warm = None if init is None else warm_values(init, half, items=items,
                                                  annotators=annotators, classes=classes,
                                                  chains=chains)
@@ -438,8 +439,8 @@ def _known_classes(known, classes) -> pd.Series:
     outside = pd.Index(classes).get_indexer(pairs.to_numpy()) < 0
     if outside.any():
         k = int(np.argmax(outside))
-        raise ValueError(f"known: item {pairs.index[k]!r}: class {pairs.iloc[k]!r} is not one "
-                         f"of the classes ({', '.join(map(str, classes[:20]))})")
+        raise ValueError(f"known: item {fmt(pairs.index[k])}: class {fmt(pairs.iloc[k])} is not "
+                         f"one of the classes ({', '.join(map(str, classes[:20]))})")
     return pairs
 
 

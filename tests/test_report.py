@@ -266,15 +266,15 @@ def test_reports_of_label_sets_and_comparisons_in_the_browser(browser, tmp_path)
 @pytest.mark.data
 def test_report_of_dawid_skene_on_snow_rte_in_the_browser(browser, data_home, tmp_path):
     rte = pl.data.load_snow2008("rte", data_home).annotations
-    result = pl.aggregate(rte, "dawid-skene", seed=0)
-    check_in_browser(browser, result, tmp_path / "rte.html", "rte-dawid-skene", draws=100)
+    result = pl.aggregate(rte, "dawid-skene", draws=200, chains=2, seed=0)  # a page, not a fit
+    check_in_browser(browser, result, tmp_path / "rte.html", "rte-dawid-skene", draws=20)
 
 
 @pytest.mark.data
 @pytest.mark.slow
 def test_report_of_prirn_on_dermatology_in_the_browser(browser, data_home, tmp_path):
-    rankings = pl.data.load_dermatology(data_home).rankings
-    result = pl.aggregate(rankings, "prirn", seed=0)
+    rankings = pl.data.load_dermatology(data_home).rankings.subset(slice(0, 400))  # a page
+    result = pl.aggregate(rankings, "prirn", draws=200, chains=2, seed=0)
     assert "plausibility_candidates" in result.trace["posterior"]  # 419 classes, few named
     check_in_browser(browser, result, tmp_path / "dermatology.html", "dermatology-prirn",
                      draws=20)
@@ -284,6 +284,7 @@ def test_report_of_prirn_on_dermatology_in_the_browser(browser, data_home, tmp_p
 def test_report_of_a_ratings_run_in_the_browser(browser, data_home, tmp_path):
     anger = pl.data.load_snow2008("anger", data_home).annotations
     result = pl.aggregate(anger, "censored-normal-inverse-gamma", threshold=50, seed=0,
+                          draws=200, chains=2,
                           scale=(0, 100), resolution=1)
     check_in_browser(browser, result, tmp_path / "anger.html", "anger-ratings")
 

@@ -31,9 +31,9 @@ def test_gain_matches_refitting_with_each_answer_appended():
     H(y_k) - sum_x P(x_k) H(y_k | x_k), P(x_k) from the draws of the fit without the answer."""
     sets = simulate_label_sets(n_items=14, n_annotators=3, per_item=2, seed=2,
                                label_rates=[[0.5, 0.5]], weights=[1.0]).data
-    options = dict(components=1, draws=3000, chains=4)
+    options = dict(components=1, draws=2000, chains=4)
     result = pl.aggregate(sets, "multi-label", seed=0, **options)
-    gains = active.label_set_gain(result.trace, sets, draws=12_000)
+    gains = active.label_set_gain(result.trace, sets, draws=8_000)
     assert len(gains) == sets.n_items * 3 - sets.n_responses  # every pair without a response
     best = gains.loc[gains["information_gain"].idxmax()]
     i = int(np.flatnonzero(sets.items == best["item"])[0])
