@@ -50,10 +50,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 import xarray as xr
 
-from plausible.data.labels import Labels
+from plausible.data.labels import Labels, known_pairs
 from plausible.data.tables import read_table
-from plausible.data.validation import fmt
-from plausible.data.validation import ROLES
+from plausible.data.validation import ROLES, fmt
 from plausible.inference.dawid_skene_sampler import (
     WARM_TUNE,
     DawidSkeneKernel,
@@ -434,8 +433,9 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
 
 def _known_classes(known, classes) -> pd.Series:
     """``known`` (as :meth:`~plausible.data.Labels.with_known` takes it) as a Series of class
-    ids by item id; ``ValueError`` naming an item whose class is not one of ``classes``."""
-    pairs = known if isinstance(known, pd.Series) else pd.Series(dict(known), dtype=object)
+    ids by item id (:func:`~plausible.data.labels.known_pairs`); ``ValueError`` naming an item
+    whose class is missing or not one of ``classes``."""
+    pairs = known_pairs(known)
     outside = pd.Index(classes).get_indexer(pairs.to_numpy()) < 0
     if outside.any():
         k = int(np.argmax(outside))

@@ -92,7 +92,7 @@ class Labels(Annotations):
         which is given twice with different classes."""
         if known is None:
             return replace(self, known=None)
-        pairs = _known_pairs(known)
+        pairs = known_pairs(known)
         position = pd.Index(self.items).get_indexer(pairs.index)
         raise_first(position < 0, lambda k: f"known: item {fmt(pairs.index[k])} has no labels "
                     "(it is not one of the labels' items)")
@@ -187,7 +187,7 @@ class Labels(Annotations):
         })
 
 
-def _known_pairs(known) -> pd.Series:
+def known_pairs(known) -> pd.Series:
     """``known`` (Series, dict or two-column table of item and class) as a Series of class
     ids indexed by item id; ``ValueError`` naming an item whose class is missing."""
     if isinstance(known, pd.DataFrame):

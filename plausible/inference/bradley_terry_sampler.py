@@ -147,7 +147,8 @@ def lazy_rank_one_hot(log_worth: np.ndarray, dtype=np.float32) -> da.Array:
 
 class BradleyTerryKernel:
     """The sweep of the module for ``comparisons``. State ``(log_worth (item,), logit_spam
-    (annotator,) or None)`` (the rates' log-odds, finite where a rate would round to 0 or 1); ``prior = (a, b)`` of the worths' Gamma prior, ``spam_prior``
+    (annotator,) or None)`` (the rates' log-odds, finite where a rate would round to 0 or 1);
+    ``prior = (a, b)`` of the worths' Gamma prior, ``spam_prior``
     the Beta prior of the random-answer rates (None: the plain model), ``gamma`` a whole
     number."""
 

@@ -79,6 +79,7 @@ from plausible.inference.bradley_terry_sampler import (BradleyTerryKernel,
                                                        outcome_log_probabilities)
 from plausible.inference.declarations import declare_log_likelihood
 from plausible.inference.kernel_step import declare_kernel
+from plausible.metrics.chunks import iter_sample_blocks
 from plausible.models.latent_class import _read
 
 WHOLE_RELIABILITY = ("the Bradley-Terry Gibbs sampler repeats every comparison; pass "
@@ -90,10 +91,6 @@ MAX_RANKED_ITEMS = 2000
 it is ``n^2`` values a draw, summarised while sampling (about 10 ms a draw at 2,000 items, 400
 MB of running sums over 4 chains). Beyond it the model keeps the worths alone, and the rank
 summaries come from their draws (:func:`plausible.metrics.worth_ranks.rank_summary`)."""
-
-
-LOG_LIKELIHOOD_BLOCK = 2 * 10**6
-"""Values (draws x comparisons) of one block of :func:`log_likelihood`."""
 
 
 def _comparisons(data) -> Comparisons:
@@ -177,17 +174,17 @@ def _draws(posterior, chain, draw) -> tuple[np.ndarray, np.ndarray | None]:
 def log_likelihood(trace, comparisons: Comparisons) -> xr.DataArray:
     """Per-comparison ``gamma log P(y_k | w, e)``, ``(chain, draw, comparison)`` (module),
     ``gamma`` the trace's ``constant_data/reliability``; computed a block of draws at a time
-    (:data:`LOG_LIKELIHOOD_BLOCK` values), so the temporaries stay small beside the result."""
+    (:func:`~plausible.metrics.chunks.iter_sample_blocks`), so the temporaries stay small
+    beside the result."""
     posterior = trace["posterior"]
     gamma = float(trace["constant_data"]["reliability"])
     shape = (posterior.sizes["chain"], posterior.sizes["draw"])
     total, m = shape[0] * shape[1], comparisons.n_comparisons
     out = np.empty((total, m))
-    step = max(1, LOG_LIKELIHOOD_BLOCK // max(m, 1))
-    for start in range(0, total, step):
-        chain, draw = np.divmod(np.arange(start, min(start + step, total)), shape[1])
+    for block, _ in iter_sample_blocks((total,), m):
+        chain, draw = np.divmod(np.arange(block.start, block.stop), shape[1])
         log_worth, spam = _draws(posterior, chain, draw)
-        out[start:start + chain.size] = outcome_log_probabilities(log_worth, comparisons, spam)
+        out[block] = outcome_log_probabilities(log_worth, comparisons, spam)
     out *= gamma
     return xr.DataArray(out.reshape(*shape, m),
                         dims=("chain", "draw", "comparison"),
