@@ -75,30 +75,37 @@ def small_labels(seed=3, n_items=14):
     return pd.DataFrame(rows, columns=["task", "worker", "label"])
 
 
+def refitted_gain(model, read):
+    """``(gains, best gain, information by refitting)`` for ``model`` on :func:`small_labels`:
+    the best (item, annotator) pair's expected gain, and ``H(read(fit)) - sum_y P(y)
+    H(read(refit with label y appended))`` over two refits, ``P(y)`` from the draws'
+    plausibility and confusion, ``read(result, item)`` the distribution the gain is about."""
+    table, run = small_labels(), dict(draws=3000, chains=4)
+    result = pl.aggregate(table, model, seed=0, **run)
+    gains = active.expected_gain(result.trace, result.data, model, draws=12_000)
+    best = gains.loc[gains["information_gain"].idxmax()]
+    item, annotator = best["item"], best["annotator"]
+    posterior = result.trace["posterior"]
+    p = posterior["plausibility"].sel(item=item).values.reshape(-1, 2)
+    theta = posterior["confusion"].sel(annotator=annotator).values.reshape(-1, 2, 2)
+    p_y = np.einsum("sz,szy->y", p, theta) / p.shape[0]
+    after = [read(pl.aggregate(pd.concat([table, pd.DataFrame([(item, annotator, y)],
+                                                              columns=table.columns)]),
+                               model, seed=1, **run), item) for y in (0, 1)]
+    eig = entropy_bits(read(result, item)) - sum(p_y[y] * entropy_bits(after[y])
+                                                 for y in (0, 1))
+    return gains, best["information_gain"], eig
+
+
 def test_pair_gain_matches_refitting_with_the_label_added():
     """I(z; y) of the best (item, annotator) pair against two refits of Dawid-Skene, one with
     each possible label appended: H(z) - sum_y P(y) H(z | y), the class posteriors read from
     the refits' plausibilities."""
-    table = small_labels()
-    result = pl.aggregate(table, "dawid-skene", draws=3000, chains=4, seed=0)
-    gains = active.expected_gain(result.trace, result.data, "dawid-skene", draws=12_000)
+    gains, gain, eig = refitted_gain(
+        "dawid-skene", lambda result, item: result.plausibility.sel(item=item).values)
     assert len(gains) == 14  # every unlabelled pair: one per item here
-    best = gains.loc[gains["information_gain"].idxmax()]
-    item, annotator = best["item"], best["annotator"]
-    posterior = result.trace["posterior"]
-    pi = posterior["plausibility"].sel(item=item).values.reshape(-1, 2)
-    theta = posterior["confusion"].sel(annotator=annotator).values.reshape(-1, 2, 2)
-    p_y = np.einsum("sz,szy->y", pi, theta) / pi.shape[0]
-    after = []
-    for y in (0, 1):
-        extra = pd.DataFrame([(item, annotator, y)], columns=table.columns)
-        refit = pl.aggregate(pd.concat([table, extra]), "dawid-skene", draws=3000, chains=4,
-                             seed=1)
-        after.append(refit.plausibility.sel(item=item).values)
-    now = result.plausibility.sel(item=item).values
-    eig = entropy_bits(now) - sum(p_y[y] * entropy_bits(after[y]) for y in (0, 1))
-    assert best["information_gain"] == pytest.approx(eig, abs=0.03)
-    assert best["information_gain"] > 0.2  # an uncertain item: far from 0
+    assert gain == pytest.approx(eig, abs=0.03)
+    assert gain > 0.2  # an uncertain item: far from 0
 
 
 def top_shares_of(result, item):
@@ -110,24 +117,9 @@ def test_an_item_distribution_annotator_model_informs_its_top_class():
     """ambiguity-dawid-skene's plausibility is the item's own distribution: the gain of a
     pair is about its top class (as for votes), against two refits with each label appended:
     H(top) - sum_y P(y) H(top | y), the top-class shares read from the refits' draws."""
-    table = small_labels()
-    run = dict(draws=3000, chains=4)
-    result = pl.aggregate(table, "ambiguity-dawid-skene", seed=0, **run)
-    gains = active.expected_gain(result.trace, result.data, "ambiguity-dawid-skene",
-                                 draws=12_000)
-    best = gains.loc[gains["information_gain"].idxmax()]
-    item, annotator = best["item"], best["annotator"]
-    posterior = result.trace["posterior"]
-    lam = posterior["plausibility"].sel(item=item).values.reshape(-1, 2)
-    theta = posterior["confusion"].sel(annotator=annotator).values.reshape(-1, 2, 2)
-    p_y = np.einsum("sc,scy->y", lam, theta) / lam.shape[0]
-    after = [top_shares_of(pl.aggregate(pd.concat([table, pd.DataFrame(
-        [(item, annotator, y)], columns=table.columns)]), "ambiguity-dawid-skene", seed=1,
-        **run), item) for y in (0, 1)]
-    eig = entropy_bits(top_shares_of(result, item)) - sum(p_y[y] * entropy_bits(after[y])
-                                                           for y in (0, 1))
-    assert best["information_gain"] == pytest.approx(eig, abs=0.04)
-    assert best["information_gain"] > 0.05
+    _, gain, eig = refitted_gain("ambiguity-dawid-skene", top_shares_of)
+    assert gain == pytest.approx(eig, abs=0.04)
+    assert gain > 0.05
 
 
 def test_batches_settle_items_and_pick_one_annotation_per_item(dirichlet_result):
