@@ -82,6 +82,7 @@ from plausible.data.tables import reads
 from plausible.data.validation import positive, positive_integer
 from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.inference.ambiguity_sampler import AmbiguityKernel
+from plausible.inference.dirichlet_draws import dense_draws
 from plausible.inference.declarations import declare_log_likelihood
 from plausible.inference.kernel_step import declare_kernel
 from plausible.metrics.chunks import iter_sample_blocks
@@ -148,18 +149,26 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
                          "fixed (concentration=): pass items='posterior'")
     chain, draw = thinned_draws(posterior, draws)
     rng = np.random.default_rng(seed)
-    C = labels.n_classes
-    theta = confusion_draws(posterior, chain, draw)  # (sample, annotator, class, label_class)
-    if items == "new":
-        alpha = (_read(posterior, "concentration", chain, draw)[:, None]
-                 * _read(posterior, "base_measure", chain, draw))
-        lam = rng.gamma(np.broadcast_to(alpha[:, None, :], (chain.size, labels.n_items, C)))
-        lam /= lam.sum(axis=-1, keepdims=True)
-    else:
-        lam = _read(posterior, "plausibility", chain, draw).astype(np.float64)
-    intended = categorical_draws(rng, lam[:, labels.item])  # (sample, annotation)
-    rows = theta[np.arange(chain.size)[:, None], labels.annotator[None, :], intended]
-    return categorical_draws(rng, rows)
+    C, I = labels.n_classes, labels.n_items
+    out = np.empty((chain.size, labels.n_annotations), dtype=np.int64)
+    # blocks of draws: the temporaries are (draws, labels or items, class) and the rows
+    width = I * C + 2 * labels.n_annotations * C + labels.n_annotators * C * C
+    for block, _ in iter_sample_blocks((chain.size,), width):
+        c, d = chain[block], draw[block]
+        theta = confusion_draws(posterior, c, d)  # (sample, annotator, class, label_class)
+        if items == "new":
+            alpha = (_read(posterior, "concentration", c, d)[:, None]
+                     * _read(posterior, "base_measure", c, d))
+            lam = np.empty((c.size, I, C))
+            for s in range(c.size):  # exact for tiny shapes (log space), as the sampler's
+                dense_draws(rng, np.ascontiguousarray(np.broadcast_to(alpha[s], (I, C))),
+                            lam[s:s + 1])
+        else:
+            lam = _read(posterior, "plausibility", c, d).astype(np.float64)
+        intended = categorical_draws(rng, lam[:, labels.item])  # (sample, annotation)
+        rows = theta[np.arange(c.size)[:, None], labels.annotator[None, :], intended]
+        out[block] = categorical_draws(rng, rows)
+    return out
 
 
 @reads("labels")
