@@ -13,14 +13,9 @@ worst R-hat, and the ratio collapsed / joint of both ESS rates.
 
 Data: RTE, TEMP and WSD (Snow et al. 2008) and the dentistry caries data (Handelman et al.,
 as Espeland & Handelman 1989 tabulate them), from ``$PLAUSIBLE_DATA`` (skipped when absent),
-and a simulated crowd as crowds are (``simulate_crowd``) at three sizes:
-
-* workloads long-tailed: worker ``w`` labels a share of the items ``∝ (w + 1)^-1.1``, so a
-  few workers label thousands and most a handful;
-* 5 ordered classes, prevalence ``(0.35, 0.25, 0.2, 0.12, 0.08)``; a worker's errors go to
-  the neighbouring classes (probability ``∝ 0.5^|x - c|``), accuracy ``Beta(6, 2)``;
-* 10 % spammers, who answer uniformly at random;
-* every item gets ``3 + Poisson(2)`` labels from distinct workers.
+and a simulated crowd as crowds are (:mod:`plausible.data.crowd_simulation`: long-tailed
+workloads, most workers with a handful of labels, errors to the neighbouring classes, 10 %
+spammers, 3 + Poisson(2) labels an item) at three sizes.
 
     .venv/bin/python benchmarks/bench_label_mixing.py [--sizes 2000 10000 40000] [--seed 0]
         [--models dawid-skene one-coin mace hierarchical-dawid-skene]
@@ -34,6 +29,7 @@ import warnings
 import numpy as np
 
 import plausible as pl
+from plausible.data import crowd_simulation
 from plausible.diagnostics.estimators import ess_bulk, rhat
 
 
@@ -42,37 +38,10 @@ MODELS = ("dawid-skene", "one-coin", "mace", "hierarchical-dawid-skene")
 
 
 def simulate_crowd(n_labels: int, seed: int = 0, *, with_truth: bool = False):
-    """About ``n_labels`` labels of a crowd as described in the module docstring (and, with
-    ``with_truth``, the items' true classes ``(item,)`` beside them)."""
-    rng = np.random.default_rng(seed)
-    C = 5
-    n_items = max(10, n_labels // 5)
-    n_workers = max(20, n_labels // 25)
-    prevalence = np.array([0.35, 0.25, 0.2, 0.12, 0.08])
-    truth = rng.choice(C, n_items, p=prevalence)
-    workload = (np.arange(n_workers) + 1.0) ** -1.1
-    workload /= workload.sum()
-    distance = np.abs(np.arange(C)[:, None] - np.arange(C)[None, :])
-    confusion = np.empty((n_workers, C, C))
-    for w in range(n_workers):
-        accuracy = rng.beta(6, 2)
-        errors = np.where(distance > 0, 0.5 ** distance, 0.0)
-        errors /= errors.sum(axis=1, keepdims=True)
-        confusion[w] = accuracy * np.eye(C) + (1 - accuracy) * errors
-    spammers = rng.random(n_workers) < 0.1
-    confusion[spammers] = 1.0 / C
-    items, workers = [], []
-    for i in range(n_items):
-        k = min(n_workers, 3 + rng.poisson(2))
-        chosen = rng.choice(n_workers, k, replace=False, p=workload)
-        items.append(np.full(k, i))
-        workers.append(chosen)
-    item, worker = np.concatenate(items), np.concatenate(workers)
-    cumulative = confusion[worker, truth[item]].cumsum(axis=1)
-    label = np.minimum((rng.random((item.size, 1)) > cumulative).sum(axis=1), C - 1)
-    labels = pl.data.Labels(item, worker, label, np.arange(n_items), np.arange(n_workers),
-                            np.arange(C))
-    return (labels, truth) if with_truth else labels
+    """About ``n_labels`` labels of :func:`plausible.data.crowd_simulation.simulate_crowd`'s
+    crowd (and, with ``with_truth``, the items' true classes ``(item,)`` beside them)."""
+    simulation = crowd_simulation.simulate_crowd(n_labels, seed)
+    return (simulation.labels, simulation.truth) if with_truth else simulation.labels
 
 
 def worst(draws: np.ndarray) -> float:

@@ -57,13 +57,16 @@ graph, with the intended classes summed out, to NUTS: the independent check.
 *item distribution*), not the posterior of one true class: an item that reliable annotators
 split on stays split however many labels it gets.
 
-**Per-item log-likelihood** (``az.loo``): ``sum_{r in i} gamma log sum_c lambda_{i c}
-theta_{j_r}[c, x_r]`` at each draw's own ``lambda_i``. The item's marginal with ``lambda_i``
-integrated out is a Dirichlet-multinomial mixture over every assignment of its intended
-classes, whose exact sum grows as ``C`` to the item's number of labels; the conditional term is
-cheap and exact given the draw, but it conditions on the item's own ``lambda_i``, so PSIS's
-Pareto k will be large where an item's labels inform its ``lambda_i`` strongly: read the
-comparison's diagnostics.
+**Per-item log-likelihood** (``az.loo``): ``log p(x_i | theta, alpha)``, the item's labels
+with its ``lambda_i`` integrated out, as the latent-class models integrate out the item's
+class, so the two families compare item for item. It is a Dirichlet mixture over every
+assignment of the item's intended classes, summed exactly by the Pólya urn over their counts
+(:mod:`plausible.maths.dirichlet_mixture`); a whole-number ``gamma`` repeats the labels. Its
+cost grows as ``binom(n + C - 1, C)`` for an item with ``n`` labels: beyond
+:data:`MARGINAL_COST` products a draw the model declares none and warns. (Conditioning on
+each draw's own ``lambda_i`` instead would be cheap, but leaving item ``i`` out must take its
+``lambda_i`` with it, which importance sampling over the draws cannot do: Pareto ``k`` was
+large for most items.)
 
 **Known classes** are refused: a gold label says which class an item is, while this model's
 plausibility is how the item's readers split on it, which one gold label does not fix.
@@ -71,7 +74,8 @@ plausibility is how the item's readers split on it, which one gold label does no
 
 from __future__ import annotations
 
-import numba
+import warnings
+
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
@@ -87,6 +91,7 @@ from plausible.inference.declarations import declare_log_likelihood
 from plausible.inference.kernel_step import declare_kernel
 from plausible.metrics.chunks import iter_sample_blocks
 from plausible.maths.categorical import categorical_draws
+from plausible.maths.dirichlet_mixture import compositions, log_marginal, pass_cost
 from plausible.models.dawid_skene import confusion_concentration, confusion_draws
 from plausible.models.latent_class import _read, check_labels, coords
 
@@ -94,40 +99,51 @@ WHOLE_RELIABILITY = ("the ambiguity model's Gibbs sampler repeats every label; p
                      "gibbs=False to temper with NUTS")
 
 
-@numba.njit(parallel=True, nogil=True, cache=True)
-def _item_log_likelihood(lam, theta, item, annotator, label, gamma, out):  # pragma: no cover
-    """``out[s, i] = gamma sum_{r: i_r = i} log sum_c lam[s, i, c] theta[s, j_r, c, x_r]``
-    for ``lam (sample, item, class)``, ``theta (sample, annotator, class, label_class)``."""
-    for s in numba.prange(lam.shape[0]):
-        for i in range(out.shape[1]):
-            out[s, i] = 0.0
-        for r in range(item.size):
-            i, j, x = item[r], annotator[r], label[r]
-            total = 0.0
-            for c in range(lam.shape[2]):
-                total += np.float64(lam[s, i, c]) * theta[s, j, c, x]
-            out[s, i] += gamma * np.log(total)
+MARGINAL_COST = 10**7
+"""Most products one draw's marginal log-likelihood may take
+(:func:`plausible.maths.dirichlet_mixture.pass_cost`): 4 x 1000 draws then take about
+``4 10^10``, under a minute on two cores. Beyond it the model declares no log-likelihood
+and says why (LOO cannot rank it)."""
 
 
-def log_likelihood(trace, labels: Labels) -> xr.DataArray:
-    """Per-item ``sum_{r in i} gamma log sum_c lambda_ic theta_{j_r}[c, x_r]`` at each draw's
-    ``plausibility`` and ``confusion`` (module), ``(chain, draw, item)``, in blocks of draws."""
+def marginal_cost(labels: Labels, reliability: int = 1) -> int:
+    """Products one draw of :func:`log_likelihood` takes on ``labels`` (its items' labels
+    repeated ``reliability`` times)."""
+    return pass_cost(reliability * np.bincount(labels.item, minlength=labels.n_items),
+                     labels.n_classes)
+
+
+def log_likelihood(trace, labels: Labels, concentration=None) -> xr.DataArray:
+    """Per item ``log p(x_i | theta, alpha)`` with ``lambda_i`` integrated out (module):
+    the Pólya-urn sum over the item's intended classes
+    (:func:`plausible.maths.dirichlet_mixture.log_marginal`) at each draw's ``confusion``
+    and population ``alpha = kappa mu`` (or the fixed ``concentration``), its labels
+    repeated ``gamma`` times, ``(chain, draw, item)``, in blocks of draws."""
     posterior = trace["posterior"]
-    gamma = float(trace["constant_data"]["reliability"])
+    gamma = int(round(float(trace["constant_data"]["reliability"])))
     shape = (posterior.sizes["chain"], posterior.sizes["draw"])
-    lam = posterior["plausibility"].transpose("chain", "draw", "item", "class")
     theta = posterior["confusion"].transpose("chain", "draw", "annotator", "class", "label_class")
-    C = labels.n_classes
-    out = np.empty((shape[0] * shape[1], labels.n_items))
-    width = labels.n_items * C + labels.n_annotators * C * C
-    for samples, index in iter_sample_blocks(shape, width):
-        lam_block = np.ascontiguousarray(lam.values[index]).reshape(-1, labels.n_items, C)
+    C, I, J = labels.n_classes, labels.n_items, labels.n_annotators
+    order = np.argsort(labels.item, kind="stable")
+    annotator = np.repeat(labels.annotator[order].astype(np.int64), gamma)
+    label = np.repeat(labels.label[order].astype(np.int64), gamma)
+    n_labels = gamma * np.bincount(labels.item, minlength=I)
+    start = np.concatenate([[0], np.cumsum(n_labels)]).astype(np.int64)
+    counts, successor, offset = compositions(C, int(n_labels.max(initial=0)))
+    out = np.empty((shape[0] * shape[1], I))
+    for samples, index in iter_sample_blocks(shape, J * C * C + C):
         theta_block = np.ascontiguousarray(theta.values[index], dtype=np.float64).reshape(
-            -1, labels.n_annotators, C, C)
-        _item_log_likelihood(lam_block, theta_block, labels.item.astype(np.int64),
-                             labels.annotator.astype(np.int64), labels.label.astype(np.int64),
-                             gamma, out[samples])
-    return xr.DataArray(out.reshape(*shape, labels.n_items), dims=("chain", "draw", "item"),
+            -1, J, C, C)
+        if concentration is None:
+            alpha = (posterior["concentration"].values[index].reshape(-1, 1)
+                     * posterior["base_measure"].transpose("chain", "draw", "class")
+                     .values[index].reshape(-1, C)).astype(np.float64)
+        else:
+            alpha = np.broadcast_to(np.asarray(concentration, dtype=np.float64),
+                                    (theta_block.shape[0], C)).copy()
+        log_marginal(theta_block, alpha, annotator, label, start, counts, successor, offset,
+                     out[samples])
+    return xr.DataArray(out.reshape(*shape, I), dims=("chain", "draw", "item"),
                         coords={"chain": posterior["chain"].values,
                                 "draw": posterior["draw"].values, "item": labels.items})
 
@@ -233,9 +249,25 @@ def build(labels: Labels, *, reliability: float = 1, confusion_prior: tuple = (4
             concentration_prior=(shape, rate), fixed_alpha=fixed)
         declare_kernel(model, kernel, coords={**coords(labels), "label_class": labels.classes},
                        constant_data={"reliability": float(gamma)})
-    declare_log_likelihood(model, "labels", lambda trace: log_likelihood(trace, labels),
-                           observed=labels.to_dataarray())
+    if gibbs or float(gamma).is_integer():
+        cost = marginal_cost(labels, int(gamma))
+        if cost <= MARGINAL_COST:
+            declare_log_likelihood(model, "labels",
+                                   lambda trace: log_likelihood(trace, labels, fixed),
+                                   observed=labels.to_dataarray())
+        else:
+            warnings.warn(f"ambiguity-dawid-skene: the per-item log-likelihood with each "
+                          f"item's distribution integrated out would take {cost:.1e} products "
+                          f"a draw (its items have up to "
+                          f"{int(gamma) * np.bincount(labels.item).max()} labels over {C} "
+                          "classes), more than {MARGINAL_COST:.0e}: not "
+                          "computed, so LOO cannot rank this model", stacklevel=2)
+    else:
+        warnings.warn("ambiguity-dawid-skene: the per-item log-likelihood with each item's "
+                      "distribution integrated out needs a whole-number reliability: not "
+                      "computed, so LOO cannot rank this model", stacklevel=2)
     return model
 
 
-__all__ = ["WHOLE_RELIABILITY", "build", "log_likelihood", "replicate_labels"]
+__all__ = ["MARGINAL_COST", "WHOLE_RELIABILITY", "build", "log_likelihood", "marginal_cost",
+           "replicate_labels"]

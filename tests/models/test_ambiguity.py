@@ -163,17 +163,62 @@ def test_builder_refuses_known_classes_and_a_fractional_gibbs_reliability():
         ambiguity.build(labels, concentration=[1.0, 1.0, 1.0])
 
 
-def test_per_item_log_likelihood_is_the_conditional_at_each_draw():
-    labels = Labels.from_frame(SMALL)
-    trace = pl.sample(ambiguity.build(labels, reliability=2), draws=20, chains=1, seed=0,
-                      progressbar=False, check_convergence=False)
-    lam = trace.posterior["plausibility"].transpose("chain", "draw", "item", "class").values[0]
-    theta = trace.posterior["confusion"].transpose("chain", "draw", ...).values[0]
-    reported = np.transpose(theta[:, labels.annotator, :, labels.label], (1, 0, 2))
-    per_label = np.log((lam[:, labels.item, :].astype(np.float64) * reported).sum(-1))
-    expected = np.zeros((20, labels.n_items))
-    np.add.at(expected.T, labels.item, 2 * per_label.T)
-    np.testing.assert_allclose(trace.log_likelihood["labels"].values[0], expected, rtol=1e-10)
+def _enumerated_log_marginal(labels: Labels, theta, alpha, gamma):
+    """``log p(x_i | theta, alpha)`` per item by enumerating every assignment of the item's
+    (repeated) labels' intended classes: ``sum_t prod_r theta[j_r, t_r, x_r] B(alpha +
+    n(t)) / B(alpha)``."""
+    C = labels.n_classes
+    out = np.empty(labels.n_items)
+    for i in range(labels.n_items):
+        rows = np.repeat(np.flatnonzero(labels.item == i), gamma)
+        terms = []
+        for t in itertools.product(range(C), repeat=rows.size):
+            t = np.array(t)
+            terms.append(np.log(theta[labels.annotator[rows], t, labels.label[rows]]).sum()
+                         + _log_dm(np.bincount(t, minlength=C).astype(float), alpha))
+        out[i] = np.logaddexp.reduce(terms)
+    return out
+
+
+@pytest.mark.parametrize("fixed", [False, True])
+def test_per_item_log_likelihood_integrates_the_items_distribution_out(fixed):
+    """The Pólya-urn forward pass against enumeration of every assignment of intended classes
+    (three classes, labels repeated twice), at a few draws of a learned and of a fixed
+    population; and it is the marginal, not the conditional at the draw's ``lambda_i``."""
+    frame = SMALL.assign(label=[0, 2, 1, 1, 1, 2, 0, 1, 0, 2])
+    labels = Labels.from_frame(frame)
+    concentration = np.array([0.7, 1.2, 2.0]) if fixed else None
+    trace = pl.sample(ambiguity.build(labels, reliability=2, concentration=concentration),
+                      draws=3, chains=1, seed=0, progressbar=False, check_convergence=False)
+    posterior = trace.posterior
+    theta = posterior["confusion"].transpose("chain", "draw", ...).values[0].astype(np.float64)
+    if fixed:
+        alpha = np.broadcast_to(concentration, (3, 3))
+    else:
+        alpha = (posterior["concentration"].values[0][:, None]
+                 * posterior["base_measure"].transpose("chain", "draw", "class").values[0])
+    reported = trace.log_likelihood["labels"].values[0]
+    for s in range(3):
+        np.testing.assert_allclose(reported[s], _enumerated_log_marginal(
+            labels, theta[s], alpha[s], gamma=2), rtol=1e-10)
+    lam = posterior["plausibility"].transpose("chain", "draw", "item", "class").values[0]
+    rows = np.transpose(theta[:, labels.annotator, :, labels.label], (1, 0, 2))
+    conditional = np.zeros((3, labels.n_items))
+    np.add.at(conditional.T, labels.item, 2 * np.log((lam[:, labels.item] * rows).sum(-1)).T)
+    assert np.abs(reported - conditional).max() > 0.1
+
+
+def test_a_log_likelihood_too_costly_to_sum_is_not_declared():
+    """Items with many labels over many classes: the builder says LOO cannot rank the model
+    instead of starting a sum of ``binom(n + C - 1, C)`` terms per item and draw."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"task": np.repeat(np.arange(3), 60), "worker": np.tile(np.arange(60), 3),
+                          "label": rng.integers(0, 8, 180)})
+    labels = Labels.from_frame(frame)
+    assert ambiguity.marginal_cost(labels) > ambiguity.MARGINAL_COST
+    with pytest.warns(UserWarning, match="LOO cannot rank"):
+        model = ambiguity.build(labels)
+    assert pl.inference.declarations.declared_log_likelihood(model) is None
 
 
 def test_replicates_keep_the_design_and_the_votes_check_tells_ambiguity_from_error():
@@ -277,3 +322,44 @@ def test_the_swap_move_is_the_ratio_of_the_collapsed_posteriors():
         np.testing.assert_array_equal(t_now, np.where(accepted[item], swap[t], t))
         np.add.at(n, (item, t_now), -1)
         assert not n.any()  # the counts follow the classes
+
+
+def _dense_crowd(ambiguous: bool, seed: int, n_items=150, n_annotators=8, n_classes=3):
+    """Every annotator labels every item, accuracy ``Beta(8, 2)``, errors uniform over the
+    other classes; with ``ambiguous``, half the items have ``lambda_i ~ Dirichlet(0.8)``
+    (each label's intended class drawn from it), the others one class."""
+    rng = np.random.default_rng(seed)
+    C = n_classes
+    lam = np.eye(C)[rng.integers(0, C, n_items)]
+    if ambiguous:
+        split = rng.random(n_items) < 0.5
+        lam[split] = rng.dirichlet(np.full(C, 0.8), split.sum())
+    accuracy = rng.beta(8, 2, n_annotators)
+    item = np.repeat(np.arange(n_items), n_annotators)
+    annotator = np.tile(np.arange(n_annotators), n_items)
+    intended = np.minimum((rng.random((item.size, 1)) > lam[item].cumsum(1)).sum(1), C - 1)
+    wrong = (intended + rng.integers(1, C, item.size)) % C
+    label = np.where(rng.random(item.size) < accuracy[annotator], intended, wrong)
+    return Labels(item, annotator, label, np.arange(n_items), np.arange(n_annotators),
+                  np.arange(C))
+
+
+@pytest.mark.parametrize("ambiguous", [True, False])
+def test_loo_prefers_the_ambiguity_model_exactly_where_items_are_ambiguous(ambiguous):
+    """PSIS-LOO of the per-item marginals: with ambiguous items the ambiguity model is ahead
+    of Dawid–Skene by more than two standard errors of the difference (7 to 18 elpd, 2 to 4
+    se, over four seeds tried); without them it nests Dawid–Skene (``kappa -> 0``) and pays
+    for the extra freedom, behind by about one se (0.6 to 1.0 elpd over the same seeds):
+    preferred, not decisively, as LOO should say of nested models that fit alike."""
+    labels = _dense_crowd(ambiguous, seed=0)
+    result = {}
+    for name in ("dawid-skene", "ambiguity-dawid-skene"):
+        trace = pl.sample(pl.models.entry(name).build(labels), draws=500, chains=2, seed=1,
+                          progressbar=False, check_convergence=False)
+        result[name] = pl.diagnostics.loo(trace)
+    difference = result["ambiguity-dawid-skene"].elpd_i - result["dawid-skene"].elpd_i
+    se = float(np.sqrt(difference.size * difference.var()))
+    if ambiguous:
+        assert float(difference.sum()) > 2 * se, (float(difference.sum()), se)
+    else:
+        assert float(difference.sum()) < 0, (float(difference.sum()), se)

@@ -1,0 +1,105 @@
+"""The marginal likelihood of an item's labels when its distribution over the classes is
+integrated out: a Dirichlet mixture of annotator channels, summed exactly by the Pólya urn.
+
+An item with distribution ``lambda ~ Dirichlet(alpha)`` over ``C`` classes gets labels
+``x_1 .. x_n``; label ``r`` comes from an intended class ``t_r ~ lambda`` through its
+annotator's channel ``theta_r[t_r, x_r]``. Its marginal likelihood is::
+
+    p(x | theta, alpha) = E_lambda[ prod_r sum_c lambda_c theta_r[c, x_r] ]
+                        = sum_{t_1..t_n} prod_r theta_r[t_r, x_r]
+                              (alpha_{t_r} + m_{t_r}(r)) / (A + r - 1)
+
+with ``A = sum_c alpha_c`` and ``m_c(r)`` the intended classes ``c`` among ``t_1 ..
+t_{r-1}``: the sequence of intended classes is a Pólya urn (Blackwell & MacQueen 1973). The
+urn's weights depend on the earlier classes only through their counts, so the ``C^n`` terms
+collapse onto the count vectors: after ``r`` labels the state is a composition of ``r`` into
+``C`` parts, ``binom(r + C - 1, C - 1)`` of them, and the sum is a forward pass over them
+(:func:`log_marginal`), ``sum_{r<n} binom(r + C - 1, C - 1) C`` products in all. Two classes
+and ten labels take 110; four classes and ten labels, 1,144; ten classes and fifty labels,
+``10^11`` (:func:`pass_cost` says before anything runs).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+
+def compositions(n_classes: int, max_total: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every count vector of ``0 .. max_total`` labels over ``n_classes`` classes, level by
+    level: ``counts (state, class)`` int64, ``successor (state, class)`` int64 (the state
+    with one more count in the class; -1 on the last level) and ``offset (max_total + 2,)``
+    (level ``r``'s states are ``offset[r]:offset[r + 1]``)."""
+    levels = [np.zeros((1, n_classes), dtype=np.int64)]
+    successors = []
+    for _ in range(max_total):
+        grown = (levels[-1][:, None, :] + np.eye(n_classes, dtype=np.int64)).reshape(-1, n_classes)
+        level, index = np.unique(grown, axis=0, return_inverse=True)
+        levels.append(level)
+        successors.append(index.reshape(-1, n_classes))
+    offset = np.cumsum([0] + [len(level) for level in levels])
+    successor = np.full((offset[-1], n_classes), -1, dtype=np.int64)
+    for r, index in enumerate(successors):
+        successor[offset[r]:offset[r + 1]] = index + offset[r + 1]
+    return np.concatenate(levels), successor, offset.astype(np.int64)
+
+
+def pass_cost(n_labels: np.ndarray, n_classes: int) -> int:
+    """Products one forward pass of :func:`log_marginal` takes over items with ``n_labels``
+    labels each: ``sum_i sum_{r < n_i} binom(r + C - 1, C - 1) C``, that is ``sum_i
+    binom(n_i + C - 1, C) C``."""
+    sizes, repeats = np.unique(np.asarray(n_labels, dtype=np.int64), return_counts=True)
+    return int(sum(int(k) * math.comb(int(n) + n_classes - 1, n_classes) * n_classes
+                   for n, k in zip(sizes, repeats)))
+
+
+@numba.njit(parallel=True, nogil=True, cache=True)
+def log_marginal(theta, alpha, annotator, label, start, counts, successor, offset,
+                 out):  # pragma: no cover
+    """``out[s, i] = log p(x_i | theta[s], alpha[s])`` (module) for ``theta (sample,
+    annotator, class, label_class)``, ``alpha (sample, class)`` and every item's labels
+    ``start[i]:start[i + 1]`` of ``annotator``, ``label`` (sorted by item); the tables are
+    :func:`compositions`' for at least the most labels an item has. Each level's weights are
+    rescaled by their largest, the scale kept in logs."""
+    n_classes = alpha.shape[1]
+    for s in numba.prange(theta.shape[0]):
+        weight = np.empty(offset[-1])
+        total_alpha = 0.0
+        for c in range(n_classes):
+            total_alpha += alpha[s, c]
+        for i in range(start.size - 1):
+            weight[0] = 1.0
+            log_scale = 0.0
+            n = start[i + 1] - start[i]
+            for r in range(n):
+                j, x = annotator[start[i] + r], label[start[i] + r]
+                for state in range(offset[r + 1], offset[r + 2]):
+                    weight[state] = 0.0
+                for state in range(offset[r], offset[r + 1]):
+                    w = weight[state] / (total_alpha + r)
+                    if w == 0.0:
+                        continue
+                    for c in range(n_classes):
+                        weight[successor[state, c]] += (
+                            w * (alpha[s, c] + counts[state, c]) * theta[s, j, c, x])
+                largest = 0.0
+                for state in range(offset[r + 1], offset[r + 2]):
+                    largest = max(largest, weight[state])
+                if largest == 0.0:  # a label no intended class can give
+                    log_scale = -np.inf
+                    break
+                for state in range(offset[r + 1], offset[r + 2]):
+                    weight[state] /= largest
+                log_scale += math.log(largest)
+            if log_scale == -np.inf:
+                out[s, i] = -np.inf
+                continue
+            total = 0.0
+            for state in range(offset[n], offset[n + 1]):
+                total += weight[state]
+            out[s, i] = log_scale + math.log(total)
+
+
+__all__ = ["compositions", "log_marginal", "pass_cost"]
