@@ -29,6 +29,7 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -48,6 +49,8 @@ from plausible.diagnostics import (
     rating_predictive_check,
     vote_predictive_check,
 )
+from plausible.diagnostics.convergence import NOT_CONVERGED
+from plausible.diagnostics.model_selection import Selection, select
 from plausible.inference import sample
 from plausible.inference.sampling import AutoDrawsUnavailable
 from plausible.metrics.predictions import class_positions
@@ -55,20 +58,44 @@ from plausible.metrics.multi_label import label_certainty
 from plausible.metrics.worth_ranks import rank_summary
 from plausible.models import bradley_terry, multi_label, ratings_censored
 
-DEFAULT_MODELS = {"votes": "dirichlet", "rankings": "prirn", "labels": "glad",
-                  "labels (binary)": "annotator-beta", "ratings": "normal-inverse-gamma",
+AUTO = "auto"
+"""The model name that asks :func:`aggregate` to choose among :data:`AUTO_CANDIDATES`."""
+DEFAULT_MODELS = {"votes": "dirichlet", "rankings": "prirn", "labels": AUTO,
+                  "labels (binary)": AUTO, "ratings": "normal-inverse-gamma",
                   "label_sets": "multi-label", "comparisons": "noisy-bradley-terry"}
-"""The model ``aggregate`` fits when none is named, by the data's format."""
+"""The model ``aggregate`` fits when none is named, by the data's format: for labels,
+``"auto"``, the choice among :data:`AUTO_CANDIDATES` by PSIS-LOO."""
+AUTO_CANDIDATES = {
+    "labels": ("dawid-skene", "one-coin", "ambiguity-dawid-skene"),
+    "labels (binary)": ("annotator-beta", "dawid-skene", "ambiguity-dawid-skene"),
+}
+"""The models ``model="auto"`` fits and chooses among by PSIS-LOO, in order of preference
+(the first is chosen when LOO can rank none): a full confusion matrix per annotator, one
+accuracy per annotator (binary labels: Carpenter's hierarchical sensitivities and
+specificities), and each item's own distribution over the classes read through Dawid–Skene
+confusion matrices, so the data decide whether disagreement is annotator error or item
+ambiguity. The set comes from the simulation study ``benchmarks/study_auto_candidates.py``
+(real-crowd structure with and without ambiguous items)."""
 
-_META = ("plausible_model", "plausible_format", "plausible_options")
+_META = ("plausible_model", "plausible_format", "plausible_options", "plausible_selection")
+
+
+def _kind(data) -> str:
+    kind = format_of(data)
+    return "labels (binary)" if kind == "labels" and data.n_classes == 2 else kind
 
 
 def default_model(data) -> str:
-    """The registry name of the default model for a container (:data:`DEFAULT_MODELS`)."""
-    kind = format_of(data)
-    if kind == "labels" and data.n_classes == 2:
-        kind = "labels (binary)"
-    return DEFAULT_MODELS[kind]
+    """The registry name of the default model for a container (:data:`DEFAULT_MODELS`), or
+    ``"auto"``."""
+    return DEFAULT_MODELS[_kind(data)]
+
+
+def auto_candidates(data) -> tuple[str, ...]:
+    """The models ``model="auto"`` chooses among for a container (:data:`AUTO_CANDIDATES`;
+    for a format without a candidate set, its default model alone)."""
+    kind = _kind(data)
+    return AUTO_CANDIDATES.get(kind, (DEFAULT_MODELS[kind],))
 
 
 def as_annotations(data, *, format: str | None = None, **columns):
@@ -160,6 +187,13 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
     annotations = as_annotations(data, format=format, item=item, annotator=annotator,
                                  label=label, score=score, rank=rank)
     name = model if model is not None else default_model(annotations)
+    if name == AUTO:
+        if init is not None or client is not None or store is not None:
+            raise ValueError("model='auto' fits every candidate in this process: name the model "
+                             "to warm-start it (init=) or to run it on a cluster (client=)")
+        return _choose(annotations, default=model is None, reliability=reliability,
+                       draws=draws, chains=chains, seed=seed, max_seconds=max_seconds,
+                       keep=keep, known=known, progressbar=progressbar, **options)
     entry = models.entry(name)
     missing = [option for option in entry.required if option not in options]
     if missing:
@@ -213,6 +247,50 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         pymc_log.setLevel(level)
     return Aggregation(trace=_with_known(trace, fitted), model=name, data=fitted,
                        default=model is None, options=options)
+
+
+def _choose(annotations, *, default: bool, reliability, max_seconds, known, **settings
+            ) -> Aggregation:
+    """``model="auto"``: fit every candidate (:func:`auto_candidates`) with the same
+    settings and return the one :func:`plausible.diagnostics.model_selection.select` picks,
+    its :class:`~plausible.diagnostics.model_selection.Selection` attached. ``max_seconds``
+    bounds the whole choice: each fit gets an even share of what is left. Candidates that
+    cannot take the request (a fractional reliability for a sampler that repeats labels,
+    known classes for the ambiguity model) are left out and noted."""
+    options = {key: value for key, value in settings.items()
+               if key not in ("draws", "chains", "seed", "keep", "progressbar")}
+    if options:
+        raise ValueError(f"model='auto' takes no model options ({', '.join(options)}): its "
+                         "candidates differ in them; name the model")
+    candidates, skipped = [], []
+    for name in auto_candidates(annotations):
+        entry = models.entry(name)
+        if (reliability is not None and entry.reliability == "repetitions"
+                and not float(reliability).is_integer()):
+            skipped.append(f"{name}: left out, its sampler repeats labels and reliability "
+                           f"{reliability} is not a whole number")
+        elif known is not None and entry.plausibility == models.ITEM_DISTRIBUTION:
+            skipped.append(f"{name}: left out, known classes fix an item's one true class, "
+                           "not its distribution over classes")
+        else:
+            candidates.append(name)
+    deadline = None if max_seconds is None else time.monotonic() + max_seconds
+    fits = {}
+    for place, name in enumerate(candidates):
+        budget = (None if deadline is None else
+                  max(deadline - time.monotonic(), 0.0) / (len(candidates) - place))
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*LOO cannot rank")  # noted below
+            fits[name] = aggregate(annotations, name, reliability=reliability,
+                                   max_seconds=budget, known=known, **settings)
+    not_converged = {name: fit.convergence().describe(fit.convergence().worst_failing)
+                     for name, fit in fits.items()
+                     if fit.convergence().status == NOT_CONVERGED}
+    selection = select({name: fit.trace for name, fit in fits.items()}, not_converged)
+    if skipped:
+        selection = replace(selection, notes=(*selection.notes, *skipped))
+    chosen = fits[selection.chosen]
+    return replace(chosen, default=default, selection=selection)
 
 
 def _with_known(trace: xr.DataTree, data) -> xr.DataTree:
@@ -270,7 +348,9 @@ class Aggregation:
 
     ``trace`` is the ``xarray.DataTree`` of :func:`plausible.sample` (posterior, log
     likelihood, observed and constant data); every method reads it, in either plausibility
-    storage. ``default``: the model was chosen from the data's format.
+    storage. ``default``: the model was chosen from the data's format. ``selection``: how
+    ``model="auto"`` chose it (:class:`~plausible.diagnostics.model_selection.Selection`:
+    the candidates' LOO table and the reason), None for a named model.
     """
 
     trace: xr.DataTree
@@ -278,6 +358,7 @@ class Aggregation:
     data: object
     default: bool = False
     options: dict = field(default_factory=dict)
+    selection: Selection | None = None
 
     def __post_init__(self):
         self._cache = {}
@@ -532,12 +613,16 @@ class Aggregation:
             tree["posterior"].attrs["computed_when_read"] = ""  # written out below
         tree.attrs.update({"plausible_model": self.model, "plausible_format": self.format,
                            "plausible_options": repr(self.options)})
+        if self.selection is not None:
+            tree.attrs["plausible_selection"] = self.selection.to_json()
         write_atomic(path, lambda tmp: tree.to_zarr(tmp) if path.suffix == ".zarr"
                      else tree.to_netcdf(tmp, engine="h5netcdf"))
         return path
 
     def __repr__(self) -> str:
-        chosen = f" (default for {self.format})" if self.default else ""
+        chosen = (f" (chosen by PSIS-LOO among {len(self.selection.candidates)} candidates)"
+                  if self.selection is not None else
+                  f" (default for {self.format})" if self.default else "")
         posterior = self.trace["posterior"]
         labels = self.labels()
         column = ("expected_hamming_accuracy" if self.format == "label_sets"
@@ -547,7 +632,8 @@ class Aggregation:
                 f"{posterior.sizes['draw']} draws; mean {column} "
                 f"{labels[column].mean():.3f}, "
                 f"{int((labels[column] < 0.99).sum())} items below 0.99\n"
-                f"plausibility: {self.meaning}")
+                f"plausibility: {self.meaning}"
+                + ("" if self.selection is None else f"\nchosen: {self.selection.reason}"))
 
     @property
     def meaning(self) -> str:
@@ -662,7 +748,9 @@ def load(path) -> Aggregation:
         raise ValueError(f"{path} is not a saved plausible aggregation (no model name)")
     attrs = {k: tree.attrs.pop(k) for k in _META if k in tree.attrs}
     data = _data_from_trace(tree, attrs["plausible_format"])
-    return Aggregation(trace=tree, model=attrs["plausible_model"], data=data)
+    selection = attrs.get("plausible_selection")
+    return Aggregation(trace=tree, model=attrs["plausible_model"], data=data,
+                       selection=None if selection is None else Selection.from_json(selection))
 
 
 def _data_from_trace(tree: xr.DataTree, kind: str):

@@ -293,9 +293,12 @@ def aggregate(args) -> int:
     init = load_init(args)
     name = args.model or (init.model if init is not None else "ordered-probit" if args.ordinal
                           else aggregation.default_model(annotations))
-    entry = models.entry(name)
+    entry = None if name == aggregation.AUTO else models.entry(name)
     options = model_options(args, name, entry)
     sharded = args.store or args.scheduler or args.workers
+    if sharded and entry is None:
+        raise UsageError("--store/--scheduler/--workers run one model: name it with --model "
+                         "(without it, labels are fitted by every candidate to choose one)")
     if sharded and init is not None:
         raise UsageError("--init continues an in-process run; sharded runs "
                          "(--store/--scheduler/--workers) start afresh")
@@ -472,7 +475,8 @@ def load_init(args):
 def model_options(args, name: str, entry) -> dict:
     """The builder options of the command line's model options (``--threshold``,
     ``--alpha``, ``--reliability``, ``--scale``, ``--resolution``), refused where the model
-    takes none, and the model's required options checked."""
+    takes none, and the model's required options checked. ``entry`` None: ``auto``, which
+    takes only ``--reliability`` (its candidates share it)."""
     options = {} if args.threshold is None else {"threshold": args.threshold}
     if args.alpha is not None:
         options["alpha"] = args.alpha
@@ -482,6 +486,13 @@ def model_options(args, name: str, entry) -> dict:
         options["scale"] = tuple(args.scale)
     if args.resolution is not None:
         options["resolution"] = args.resolution
+    if entry is None:
+        extra = [option for option in options if option != "reliability"]
+        if extra:
+            raise UsageError(f"--{extra[0]} is an option of a named model; without --model (or "
+                             "with --model auto) labels are fitted by every candidate model "
+                             "to choose one: name the model")
+        return options
     accepted = inspect.signature(entry.build).parameters
     for option in ("scale", "resolution"):
         if option in options and option not in accepted:
@@ -514,10 +525,11 @@ def next_annotations(args) -> int:
         init = load_init(args)
         name = args.model or (init.model if init is not None else "ordered-probit"
                               if args.ordinal else aggregation.default_model(annotations))
-        options = model_options(args, name, models.entry(name))
+        options = model_options(args, name, None if name == aggregation.AUTO
+                                else models.entry(name))
         result = aggregation.aggregate(annotations, name, draws=args.draws, chains=args.chains,
                                        seed=args.seed, init=init, **options)
-        description = f"{source} ({name} model)"
+        description = f"{source} ({result.model} model)"
     pairs = None
     if args.pairs is not None:
         pairs = tables.read_table(args.pairs)
@@ -573,14 +585,17 @@ def _console():
 def _print_summary(console, args, result, frame, description, elapsed, checked, output, saved):
     from rich.table import Table
 
-    chosen = ("" if args.model is not None else " (--ordinal)" if getattr(args, "ordinal", False)
-              else " (default for the format)")
+    chosen = (" (chosen by PSIS-LOO)" if result.selection is not None
+              else "" if args.model is not None else " (--ordinal)"
+              if getattr(args, "ordinal", False) else " (default for the format)")
     sizes = result.sizes
     console.print(f"[bold]{description}[/]: {sizes['item']} items, {sizes['class']} classes; "
                   f"{result.model} model{chosen}; {args.chains} chains x "
                   f"{result.trace.posterior.sizes['draw']} draws"
                   + (f" (--draws auto: {result.trace.posterior.attrs.get('draws_stopped_by', '')})"
                      if args.draws == "auto" else ""))
+    if result.selection is not None:
+        console.print(f"chosen: {result.selection.reason}", highlight=False)
     console.print(f"plausibility: {result.meaning}", highlight=False)
     if getattr(result.data, "known", None) is not None:
         console.print(f"{result.data.n_known} items of known class (--gold {args.gold}) clamped; "
@@ -811,7 +826,8 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("annotations", nargs="?", help="annotation file (see input formats)")
     source.add_argument("--dataset", choices=["toy", "cifar10h", "dermatology"],
                         help="a built-in data set instead of a file (toy needs no download)")
-    agg.add_argument("--model", default=None, help="registry name (default: by format)")
+    agg.add_argument("--model", default=None, help="registry name, or auto (default: by format; "
+                     "for labels auto, the candidate models' choice by PSIS-LOO)")
     _add_input_options(agg)
     agg.add_argument("--threshold", type=float, default=None,
                      help="ratings: the score above which an item is positive (required)")

@@ -26,7 +26,6 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 
-import arviz as az
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -34,12 +33,11 @@ import pandas as pd
 from plausible import models as registry
 from plausible.aggregation import Aggregation, aggregate, as_annotations, data_for_model
 from plausible.diagnostics.convergence import NOT_CONVERGED
-from plausible.diagnostics.leave_one_out import loo
+from plausible.diagnostics.model_selection import PARETO_K, loo_table
 from plausible.inference.progress import reporting
 
 MISSED = 0.025
 """Mid p-values below ``MISSED`` or above ``1 - MISSED`` count as missed."""
-PARETO_K = 0.7
 CERTAIN = 0.99
 
 
@@ -200,7 +198,12 @@ def compare(data, models, *, seed: int | None = 0, draws: int | str = "auto", ch
                   else "expected_hamming_accuracy")
         certainty[name] = {f"mean_{column}": float(labels[column].mean()),
                            f"items_below_{CERTAIN}": int((labels[column] < CERTAIN).sum())}
-    loo = _loo_table(fits, convergence, notes)
+    loo, loo_notes = loo_table(
+        {name: fit.trace for name, fit in fits.items()},
+        {name: f"not converged: {row['worst']} (its elpd would describe the chains, not the "
+               "model; draws='auto' or more draws)"
+         for name, row in convergence.items() if row["status"] == NOT_CONVERGED})
+    notes += loo_notes
     check_table = (pd.DataFrame(checks).set_index(["model", "statistic"]) if checks else
                    pd.DataFrame(columns=["entries", "missed", "extreme_p_value", "worst_entry"],
                                 index=pd.MultiIndex.from_tuples([], names=["model", "statistic"])))
@@ -216,56 +219,6 @@ def _worst_quantity(report) -> str:
     if name is None:
         return ""
     return f"{report.describe(name)} after {report.n_chains} x {report.n_draws} draws"
-
-
-def _pareto_warning(caught) -> bool:
-    """ArviZ's generic Pareto-k warning (the share of items above the threshold, noted per
-    model, says more)."""
-    return "Pareto" in str(caught.message)
-
-
-def _loo_table(fits, convergence, notes) -> pd.DataFrame:
-    """``az.compare`` of the converged fits that carry a log-likelihood, with the share of
-    items whose Pareto k exceeds :data:`PARETO_K`; ArviZ's warnings go to ``notes``."""
-    results = {}
-    for name, fit in fits.items():
-        if convergence[name]["status"] == NOT_CONVERGED:
-            notes.append(f"{name}: left out of LOO, not converged: {convergence[name]['worst']} "
-                         "(its elpd would describe the chains, not the model; draws='auto' "
-                         "or more draws)")
-        elif "log_likelihood" not in fit.trace.children:
-            notes.append(f"{name}: left out of LOO (no per-item log-likelihood in its trace)")
-        else:
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                results[name] = loo(fit.trace)
-            notes += [f"{name}: {w.message}" for w in caught if not _pareto_warning(w)]
-    columns = ["rank", "elpd", "elpd_diff", "dse", "se", "weight", f"share_k_above_{PARETO_K}"]
-    if not results:
-        return pd.DataFrame(columns=columns, index=pd.Index([], name="model"))
-    if len(results) == 1:
-        [(name, result)] = results.items()
-        table = pd.DataFrame({"rank": 0, "elpd": result.elpd, "elpd_diff": 0.0, "dse": 0.0,
-                              "se": result.se, "weight": 1.0}, index=[name])
-    else:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            table = az.compare(results, round_to="none")  # numbers, not display
-        notes += [f"az.compare: {w.message}" for w in caught]
-    share = {name: float((np.asarray(result.pareto_k) > PARETO_K).mean())
-             for name, result in results.items()}
-    table = table.assign(**{f"share_k_above_{PARETO_K}": pd.Series(share)})
-    for name, result in results.items():
-        k = np.asarray(result.pareto_k)
-        high = int((k > PARETO_K).sum())
-        if high:
-            [pointwise] = fits[name].trace["log_likelihood"].data_vars.values()
-            unit = ("ratings" if "rating" in pointwise.dims  # per rating, per comparison
-                    else "comparisons" if "comparison" in pointwise.dims else "items")
-            notes.append(f"{name}: {high} of {k.size} {unit} ({high / k.size:.2%}) have Pareto "
-                         f"k > {PARETO_K}: their LOO terms are unreliable, and so is the elpd "
-                         "if they are many")
-    return table[columns].rename_axis("model")
 
 
 __all__ = ["Comparison", "compare"]

@@ -1,6 +1,9 @@
 """``pl.aggregate`` and its result: every input format to the right container and default
 model, ids end to end, labels / certainty / evaluate / check / to_frame, save and load."""
 
+import tempfile
+from pathlib import Path
+
 import matplotlib
 import numpy as np
 import pandas as pd
@@ -60,17 +63,58 @@ def test_crosstab_keeps_task_ids_and_class_names():
 
 def test_string_ids_survive_and_the_default_model_is_said():
     table = crowd()
-    result = pl.aggregate(table, **FAST)
-    assert result.model == "glad" and result.default and "default for labels" in repr(result)
+    result = pl.aggregate(table, "dawid-skene", **FAST)
     assert "plausibility: the posterior probability that each class is the item's one true" \
         in repr(result)
-    assert "distribution over the classes" in repr(pl.aggregate(table, "dirichlet", **FAST))
+    votes = pl.aggregate(table, "dirichlet", **FAST)
+    assert "distribution over the classes" in repr(votes) and "default" not in repr(votes)
+    assert "default for votes" in repr(pl.aggregate(pl.data.Votes.from_labels(
+        tables.from_frame(table)), **FAST))
     frame = result.to_frame()
     assert frame["item"].tolist() == list(dict.fromkeys(table["task"]))
     assert [c for c in frame.columns if c.startswith("plausibility_")] == [
         "plausibility_ant", "plausibility_bee", "plausibility_cat"]
+
+
+def test_the_default_for_labels_is_the_candidate_loo_ranks_first_and_a_save_keeps_why():
+    """``model="auto"`` (the default for labels): the chosen model is the converged candidate
+    with the highest PSIS-LOO elpd, recomputed here from each candidate fitted alone with the
+    same settings; the result says so and a saved run keeps the table and the reason."""
+    table = crowd(n_items=80)
+    result = pl.aggregate(table, seed=1)
+    candidates = pl.aggregation.AUTO_CANDIDATES["labels"]
+    assert result.default and result.selection.candidates == candidates
+    elpd = {}
+    for name in candidates:
+        alone = pl.aggregate(table, name, seed=1)
+        if alone.convergence().status != "not converged":
+            elpd[name] = pl.diagnostics.loo(alone.trace).elpd
+    assert elpd and result.model == max(elpd, key=elpd.get)
+    ranked = result.selection.table.dropna(subset=["elpd"])
+    np.testing.assert_allclose(ranked["elpd"].to_numpy(), [elpd[n] for n in ranked.index])
+    assert f"{result.model} model (chosen by PSIS-LOO among 3 candidates)" in repr(result)
+    assert f"chosen: {result.model}: highest PSIS-LOO elpd among" in repr(result)
+    with tempfile.TemporaryDirectory() as folder:
+        loaded = pl.load(result.save(Path(folder) / "run.nc"))
+    assert loaded.selection.reason == result.selection.reason
+    pd.testing.assert_frame_equal(loaded.selection.table, result.selection.table,
+                                  check_dtype=False)
+
+
+def test_auto_leaves_out_candidates_that_cannot_take_the_request_and_refuses_options():
+    table = crowd()
     binary = table[table["label"] != "cat"]
-    assert pl.aggregate(binary, **FAST).model == "annotator-beta"
+    result = pl.aggregate(binary, reliability=1.5, **FAST)
+    assert result.selection.candidates == ("annotator-beta", "dawid-skene")
+    assert any("reliability 1.5 is not a whole number" in note for note in result.selection.notes)
+    assert any("no candidate converged" in note for note in result.selection.notes)  # 60 draws
+    gold = {"q0": "ant"} if (table["task"] == "q0").any() else {}
+    known = pl.aggregate(table, known=gold, **FAST)
+    assert "ambiguity-dawid-skene" not in known.selection.candidates
+    with pytest.raises(ValueError, match="takes no model options"):
+        pl.aggregate(table, "auto", confusion_prior=(1, 1), **FAST)
+    with pytest.raises(ValueError, match="name the model to warm-start"):
+        pl.aggregate(table, init=result, **FAST)
 
 
 def test_labels_describe_one_class_per_item():

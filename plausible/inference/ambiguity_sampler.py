@@ -33,6 +33,11 @@ alpha | x)`` (``lambda`` integrated out), so their composition leaves it invaria
    class through the annotators' errors sits in one mode for hundreds of sweeps (SBC showed
    it: the ranks of ``lambda`` piled at both ends). The swap crosses between the modes in
    one step and leaves the posterior invariant (symmetric proposal, exact ratio);
+   3c. per item whose intended classes all agree, a Gibbs draw of the common class among
+   the ``C`` unanimous assignments (:func:`unanimous_moves`). Where the data say items are
+   hardly ambiguous the population's ``kappa`` goes to 0 and nearly every item is
+   unanimous: this step is then Dawid–Skene's collapsed class draw, where a random pair
+   swap would reach the right class only when the pair happens to hold it;
 4. at kept sweeps, ``lambda_i ~ Dirichlet(alpha + n_i)``, an exact draw given the state,
    recorded as ``plausibility``.
 
@@ -132,6 +137,49 @@ def swap_moves(offsets, order, annotator, label, t, n, theta, alpha, u_pair, u_a
             n[i, a], n[i, b] = nb, na
             accepted += 1
     return accepted
+
+
+@numba.njit(nogil=True, cache=True)
+def unanimous_moves(offsets, order, annotator, label, t, n, theta, alpha, u
+                    ):  # pragma: no cover - compiled
+    """Step 3c: per item whose intended classes all agree, a Gibbs draw of their common
+    class among the ``C`` unanimous assignments, ``P(all = c) ∝ Gamma(alpha_c + m) /
+    Gamma(alpha_c) prod_r theta_{j_r}[c, x_r]`` (``m`` the item's annotations, ``u
+    (item,)`` the uniforms); an item whose classes disagree is left as it is. The unanimous
+    assignments are the same set from each of them, so the draw is a Gibbs step on the
+    posterior restricted to it, and leaves the posterior invariant. ``n`` kept up to date.
+    Returns the items whose class moved."""
+    n_classes = alpha.size
+    log_w = np.empty(n_classes)
+    moved = 0
+    for i in range(offsets.size - 1):
+        m = offsets[i + 1] - offsets[i]
+        current = t[order[offsets[i]]] if m > 0 else -1
+        if m == 0 or n[i, current] != m:
+            continue
+        for c in range(n_classes):
+            log_w[c] = math.lgamma(alpha[c] + m) - math.lgamma(alpha[c])
+        for k in range(offsets[i], offsets[i + 1]):
+            r = order[k]
+            for c in range(n_classes):
+                log_w[c] += math.log(max(theta[annotator[r], c, label[r]], 1e-300))
+        top = log_w.max()
+        total = 0.0
+        for c in range(n_classes):
+            log_w[c] = math.exp(log_w[c] - top)
+            total += log_w[c]
+        target, chosen = u[i] * total, n_classes - 1
+        for c in range(n_classes):
+            target -= log_w[c]
+            if target < 0:
+                chosen = c
+                break
+        if chosen != current:
+            for k in range(offsets[i], offsets[i + 1]):
+                t[order[k]] = chosen
+            n[i, current], n[i, chosen] = 0, m
+            moved += 1
+    return moved
 
 
 @numba.njit(nogil=True, cache=True)
@@ -258,6 +306,8 @@ class AmbiguityKernel:
             u_pair, u_accept = rng.random((self.n_items, 2)), rng.random(self.n_items)
             swap_moves(self.offsets, self.order, self.annotator, self.label, state.t, state.n,
                        state.theta, alpha, u_pair, u_accept)
+            unanimous_moves(self.offsets, self.order, self.annotator, self.label, state.t,
+                            state.n, state.theta, alpha, rng.random(self.n_items))
         if out is not None:
             if "plausibility" in out:
                 dense_draws(rng, alpha[None, :] + state.n, out["plausibility"][None])
@@ -274,4 +324,4 @@ class AmbiguityKernel:
         return state
 
 
-__all__ = ["AmbiguityKernel", "intended_sweep", "swap_moves"]
+__all__ = ["AmbiguityKernel", "intended_sweep", "swap_moves", "unanimous_moves"]

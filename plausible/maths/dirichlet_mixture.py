@@ -55,51 +55,106 @@ def pass_cost(n_labels: np.ndarray, n_classes: int) -> int:
                    for n, k in zip(sizes, repeats)))
 
 
+def predecessors(counts: np.ndarray, successor: np.ndarray) -> np.ndarray:
+    """``predecessor (state, class)``: the state with one count fewer in the class (-1 where
+    the class has no count), from :func:`compositions`' tables."""
+    predecessor = np.full(successor.shape, -1, dtype=np.int64)
+    state, c = np.nonzero(successor >= 0)
+    predecessor[successor[state, c], c] = state
+    return predecessor
+
+
+@numba.njit(nogil=True, cache=True)
+def item_forward(weight, theta, alpha, annotator, label, n, counts, successor,
+                 offset):  # pragma: no cover - compiled
+    """The forward pass of one item's ``n`` labels ``annotator, label (n,)`` at ``theta
+    (annotator, class, label_class)`` and ``alpha (class,)``: ``weight`` (at least
+    ``offset[n + 1]``) holds every level's urn weights, each level rescaled by its largest;
+    returns ``log p(x | theta, alpha)`` (module), ``-inf`` when no intended class can give
+    some label."""
+    n_classes = alpha.size
+    total_alpha = 0.0
+    for c in range(n_classes):
+        total_alpha += alpha[c]
+    weight[0] = 1.0
+    log_scale = 0.0
+    for r in range(n):
+        j, x = annotator[r], label[r]
+        for state in range(offset[r + 1], offset[r + 2]):
+            weight[state] = 0.0
+        for state in range(offset[r], offset[r + 1]):
+            w = weight[state] / (total_alpha + r)
+            if w == 0.0:
+                continue
+            for c in range(n_classes):
+                weight[successor[state, c]] += w * (alpha[c] + counts[state, c]) * theta[j, c, x]
+        largest = 0.0
+        for state in range(offset[r + 1], offset[r + 2]):
+            largest = max(largest, weight[state])
+        if largest == 0.0:  # a label no intended class can give
+            return -np.inf
+        for state in range(offset[r + 1], offset[r + 2]):
+            weight[state] /= largest
+        log_scale += math.log(largest)
+    total = 0.0
+    for state in range(offset[n], offset[n + 1]):
+        total += weight[state]
+    return log_scale + math.log(total)
+
+
+@numba.njit(nogil=True, cache=True)
+def item_backward(weight, theta, alpha, annotator, label, n, counts, predecessor, offset, u,
+                  t):  # pragma: no cover - compiled
+    """Draw one item's intended classes ``t (n,)`` from ``p(t | x, theta, alpha)`` after
+    :func:`item_forward` filled ``weight``: the final count vector in proportion to its
+    weight, then label by label backwards the class it took, in proportion to the weight
+    of the state before it times the urn's and the channel's factors; ``u (n + 1,)``
+    uniforms."""
+    total = 0.0
+    for state in range(offset[n], offset[n + 1]):
+        total += weight[state]
+    target = u[0] * total
+    state = offset[n + 1] - 1
+    for candidate in range(offset[n], offset[n + 1]):
+        target -= weight[candidate]
+        if target < 0.0:
+            state = candidate
+            break
+    n_classes = alpha.size
+    step = np.empty(n_classes)
+    for r in range(n - 1, -1, -1):
+        j, x = annotator[r], label[r]
+        total = 0.0
+        for c in range(n_classes):
+            p = predecessor[state, c]
+            step[c] = 0.0 if p < 0 else weight[p] * (alpha[c] + counts[p, c]) * theta[j, c, x]
+            total += step[c]
+        target = u[n - r] * total
+        chosen = -1
+        for c in range(n_classes):
+            if step[c] > 0.0:
+                chosen = c
+                target -= step[c]
+                if target < 0.0:
+                    break
+        t[r] = chosen
+        state = predecessor[state, chosen]
+
+
 @numba.njit(parallel=True, nogil=True, cache=True)
 def log_marginal(theta, alpha, annotator, label, start, counts, successor, offset,
-                 out):  # pragma: no cover
+                 out):  # pragma: no cover - compiled
     """``out[s, i] = log p(x_i | theta[s], alpha[s])`` (module) for ``theta (sample,
     annotator, class, label_class)``, ``alpha (sample, class)`` and every item's labels
     ``start[i]:start[i + 1]`` of ``annotator``, ``label`` (sorted by item); the tables are
-    :func:`compositions`' for at least the most labels an item has. Each level's weights are
-    rescaled by their largest, the scale kept in logs."""
-    n_classes = alpha.shape[1]
+    :func:`compositions`' for at least the most labels an item has."""
     for s in numba.prange(theta.shape[0]):
         weight = np.empty(offset[-1])
-        total_alpha = 0.0
-        for c in range(n_classes):
-            total_alpha += alpha[s, c]
         for i in range(start.size - 1):
-            weight[0] = 1.0
-            log_scale = 0.0
-            n = start[i + 1] - start[i]
-            for r in range(n):
-                j, x = annotator[start[i] + r], label[start[i] + r]
-                for state in range(offset[r + 1], offset[r + 2]):
-                    weight[state] = 0.0
-                for state in range(offset[r], offset[r + 1]):
-                    w = weight[state] / (total_alpha + r)
-                    if w == 0.0:
-                        continue
-                    for c in range(n_classes):
-                        weight[successor[state, c]] += (
-                            w * (alpha[s, c] + counts[state, c]) * theta[s, j, c, x])
-                largest = 0.0
-                for state in range(offset[r + 1], offset[r + 2]):
-                    largest = max(largest, weight[state])
-                if largest == 0.0:  # a label no intended class can give
-                    log_scale = -np.inf
-                    break
-                for state in range(offset[r + 1], offset[r + 2]):
-                    weight[state] /= largest
-                log_scale += math.log(largest)
-            if log_scale == -np.inf:
-                out[s, i] = -np.inf
-                continue
-            total = 0.0
-            for state in range(offset[n], offset[n + 1]):
-                total += weight[state]
-            out[s, i] = log_scale + math.log(total)
+            lo, hi = start[i], start[i + 1]
+            out[s, i] = item_forward(weight, theta[s], alpha[s], annotator[lo:hi],
+                                     label[lo:hi], hi - lo, counts, successor, offset)
 
 
-__all__ = ["compositions", "log_marginal", "pass_cost"]
+__all__ = ["compositions", "item_backward", "item_forward", "log_marginal", "pass_cost",
+           "predecessors"]

@@ -244,36 +244,36 @@ def test_replicates_keep_the_design_and_the_votes_check_tells_ambiguity_from_err
 
 
 def test_simulation_based_calibration_and_interval_coverage():
-    """Data drawn from the prior, some items ambiguous and some clear (their distributions
-    from a population drawn from its prior) and annotators of every accuracy the confusion
-    prior allows; the model is given the true population (``concentration=``). The ranks of
-    the true item distributions and confusion rows among the posterior draws are uniform
-    (Talts et al. 2018), and the central 90 % intervals of ``lambda_i`` and of the confusion
-    rows cover the truth at their nominal rate, within simulation error. (With the
-    population learned, the ranks of ``lambda`` pile at both ends on populations with
-    ``kappa`` below about 0.3: docs/models/ambiguity.md.)"""
+    """Data drawn from the whole prior: a population ``kappa ~ Gamma(1, rate 1 / C)``, ``mu ~
+    Dirichlet(1)``, item distributions from it (near-unanimous items where ``kappa`` is small,
+    ambiguous ones where it is large) and annotators of every accuracy the confusion prior
+    allows; the model learns the population. The ranks of the true item distributions,
+    confusion rows and population among the posterior draws are uniform (Talts et al. 2018),
+    and the central 90 % intervals of ``lambda_i`` and of the confusion rows cover the truth
+    at their nominal rate, within simulation error. (Before the unanimous move, step 3c, the
+    ranks of ``lambda`` piled at both ends on populations with ``kappa`` below about 0.3.)"""
     from plausible.inference.sbc import simulation_based_calibration
 
     C, I, J = 2, 20, 4
     beta = confusion_concentration(C, (4.0, 1.0))
-    population = {}
 
     def simulate(rng):
-        alpha = rng.gamma(1.0, C) * rng.dirichlet(np.ones(C))  # kappa ~ Gamma(1, rate 1 / C)
-        population["alpha"] = alpha
-        lam = rng.dirichlet(alpha, I)
+        kappa, mu = rng.gamma(1.0, C), rng.dirichlet(np.ones(C))
+        lam = np.nan_to_num(rng.dirichlet(kappa * mu, I))  # NaN: a shape underflowing to 0
         theta = np.stack([[rng.dirichlet(beta[c]) for c in range(C)] for _ in range(J)])
         item, annotator = np.repeat(np.arange(I), J), np.tile(np.arange(J), I)
-        intended = (rng.random(item.size)[:, None] > lam[item].cumsum(axis=1)).sum(axis=1)
+        intended = np.minimum(
+            (rng.random(item.size)[:, None] > lam[item].cumsum(axis=1)).sum(axis=1), C - 1)
         rows = theta[annotator, intended].cumsum(axis=1)
         label = np.minimum((rng.random(item.size)[:, None] > rows).sum(axis=1), C - 1)
         data = Labels(item, annotator, label, np.arange(I), np.arange(J), np.arange(C))
-        return {"plausibility": lam, "confusion": theta}, data
+        return {"plausibility": lam, "confusion": theta, "concentration": np.array(kappa),
+                "base_measure": mu}, data
 
     result = simulation_based_calibration(
-        lambda data: ambiguity.build(data, concentration=population["alpha"]), simulate,
-        var_names=["plausibility", "confusion"], n_simulations=40, draws=200, chains=2, thin=4,
-        tune=100, seed=7, log_likelihood=False)
+        ambiguity.build, simulate,
+        var_names=["plausibility", "confusion", "concentration", "base_measure"],
+        n_simulations=60, draws=200, chains=2, thin=4, tune=100, seed=7, log_likelihood=False)
     for name, p in result.p_values(bins=10).items():
         assert p > 1e-3, (name, p)
     L = result.n_draws
@@ -322,6 +322,39 @@ def test_the_swap_move_is_the_ratio_of_the_collapsed_posteriors():
         np.testing.assert_array_equal(t_now, np.where(accepted[item], swap[t], t))
         np.add.at(n, (item, t_now), -1)
         assert not n.any()  # the counts follow the classes
+
+
+def test_the_unanimous_move_draws_from_the_posterior_restricted_to_unanimous_items():
+    """Step 3c against brute force: an item whose intended classes all agree gets its common
+    class with probability ``p(all = c) / sum_c' p(all = c')`` (``lambda`` integrated out,
+    ``_log_dm``): the inverse-CDF classes at a grid of uniforms match the brute-force
+    probabilities' quantiles; an item whose classes disagree does not move."""
+    from plausible.inference.ambiguity_sampler import unanimous_moves
+
+    rng = np.random.default_rng(5)
+    C, J = 3, 4
+    item = np.array([0, 0, 0, 0, 1, 1, 1])
+    annotator = np.array([0, 1, 2, 3, 0, 1, 2])
+    label = np.array([0, 1, 0, 2, 1, 1, 0])
+    t0 = np.array([2, 2, 2, 2, 0, 1, 1])  # item 0 unanimous, item 1 not
+    theta = rng.dirichlet(np.ones(C), (J, C))
+    alpha = np.array([0.3, 1.2, 0.05])
+    order = np.arange(item.size)
+    offsets = np.array([0, 4, 7])
+    log_p = np.array([_log_dm(np.eye(C)[c] * 4, alpha)
+                      + np.log(theta[annotator[:4], c, label[:4]]).sum() for c in range(C)])
+    p = np.exp(log_p - log_p.max())
+    p /= p.sum()
+    grid = (np.arange(200) + 0.5) / 200
+    drawn = []
+    for u in grid:
+        t, n = t0.copy(), np.zeros((2, C), dtype=np.int64)
+        np.add.at(n, (item, t), 1)
+        unanimous_moves(offsets, order, annotator, label, t, n, theta, alpha, np.array([u, u]))
+        assert len(set(t[:4])) == 1 and (t[4:] == t0[4:]).all()
+        np.testing.assert_array_equal(n[0], np.eye(C, dtype=np.int64)[t[0]] * 4)
+        drawn.append(t[0])
+    np.testing.assert_array_equal(drawn, np.searchsorted(np.cumsum(p), grid, side="right"))
 
 
 def _dense_crowd(ambiguous: bool, seed: int, n_items=150, n_annotators=8, n_classes=3):
