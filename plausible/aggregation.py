@@ -283,14 +283,21 @@ def _choose(annotations, *, default: bool, reliability, max_seconds, known, **se
             warnings.filterwarnings("ignore", message=".*LOO cannot rank")  # noted below
             fits[name] = aggregate(annotations, name, reliability=reliability,
                                    max_seconds=budget, known=known, **settings)
-    not_converged = {name: fit.convergence().describe(fit.convergence().worst_failing)
-                     for name, fit in fits.items()
-                     if fit.convergence().status == NOT_CONVERGED}
+    not_converged = {name: _unconverged(fit.convergence()) for name, fit in fits.items()
+                     if not fit.convergence().converged}
     selection = select({name: fit.trace for name, fit in fits.items()}, not_converged)
     if skipped:
         selection = replace(selection, notes=(*selection.notes, *skipped))
     chosen = fits[selection.chosen]
     return replace(chosen, default=default, selection=selection)
+
+
+def _unconverged(report) -> str:
+    """What keeps a convergence report from passing: its worst failing variable, or that
+    it could not be assessed."""
+    if report.status == NOT_CONVERGED:
+        return report.describe(report.worst_failing)
+    return f"convergence not assessed ({report.n_chains} x {report.n_draws} draws)"
 
 
 def _with_known(trace: xr.DataTree, data) -> xr.DataTree:

@@ -53,7 +53,10 @@ def loo_table(traces: dict[str, xr.DataTree], left_out: dict[str, str] | None = 
         else:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                results[name] = loo(trace)
+                try:
+                    results[name] = loo(trace)
+                except (IndexError, ValueError) as error:  # e.g. too few draws for PSIS
+                    notes.append(f"{name}: left out of LOO, PSIS-LOO failed ({error})")
             notes += [f"{name}: {w.message}" for w in caught if "Pareto" not in str(w.message)]
     if not results:
         return pd.DataFrame(columns=COLUMNS, index=pd.Index([], name="model")), notes
