@@ -12,8 +12,9 @@
     result.to_frame(); result.save("run.nc"); pl.load("run.nc")
 
 ``aggregate`` reads the data (:mod:`plausible.data.tables`), picks the model (named, or the
-default for the data's format, :data:`DEFAULT_MODELS`), builds it through the registry,
-samples it with :func:`plausible.sample` and wraps the trace in an :class:`Aggregation`.
+default for the data's format, :data:`DEFAULT_MODELS`; for labels, ``"auto"``: the candidate
+PSIS-LOO ranks first), builds it through the registry, samples it with
+:func:`plausible.sample` and wraps the trace in an :class:`Aggregation`.
 
 **Top class and certainty.** Per item, ``top_class`` is the class most often the most
 plausible over the posterior draws (the class annotation certainty is about; ties to the
@@ -137,8 +138,12 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         default, or named with ``item=``, ``annotator=``, ``label=`` / ``score=`` / ``rank=``),
         a wide vote table (one count column per class), or a container.
     model : str, optional
-        A registry name (:func:`plausible.models.available`); default by format
-        (:data:`DEFAULT_MODELS`). Labels given to a votes model are counted per item.
+        A registry name (:func:`plausible.models.available`), or ``"auto"``: fit every model
+        of :data:`AUTO_CANDIDATES` for the format and keep the converged one with the highest
+        PSIS-LOO elpd (:func:`plausible.diagnostics.model_selection.select`; the result's
+        ``selection`` says why; ``max_seconds`` then bounds all the fits together, and no
+        model options are taken). Default by format (:data:`DEFAULT_MODELS`: ``"auto"`` for
+        labels). Labels given to a votes model are counted per item.
     reliability : float, optional
         The model's reliability ``gamma`` (its own default when None).
     draws, chains, seed, max_seconds

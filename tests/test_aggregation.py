@@ -96,7 +96,10 @@ def test_the_default_for_labels_is_the_candidate_loo_ranks_first_and_a_save_keep
     assert f"chosen: {result.model}: highest PSIS-LOO elpd among" in repr(result)
     with tempfile.TemporaryDirectory() as folder:
         loaded = pl.load(result.save(Path(folder) / "run.nc"))
+        page = loaded.report(Path(folder) / "report.html").read_text()
     assert loaded.selection.reason == result.selection.reason
+    assert f"Model chosen: {result.model}: highest PSIS-LOO elpd" in page
+    assert 'id="model-choice"' in page
     pd.testing.assert_frame_equal(loaded.selection.table, result.selection.table,
                                   check_dtype=False)
 

@@ -81,6 +81,13 @@ def summary(result, check) -> Section:
     if seconds is not None:
         facts["sampling time"] = f"{float(seconds):.1f} s"
     section.add(table(pd.DataFrame({"": pd.Series(facts)}).rename_axis("run"), id="run-facts"))
+    if result.selection is not None:
+        section.add(paragraph(f"Model chosen: {result.selection.reason}."))
+        choice = result.selection.table.drop(columns="rank")
+        section.add(table(choice.round(3), id="model-choice",
+                          caption="The candidates' PSIS-LOO elpd, difference to the best and its "
+                                  "standard error, stacking weight (Yao et al. 2018), share of "
+                                  "items with an unreliable LOO term, convergence."))
 
     report = check.convergence
     kind = {CONVERGED: "ok", EXACT: "ok", NOT_CONVERGED: "bad"}.get(report.status, "unknown")
