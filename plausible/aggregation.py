@@ -67,16 +67,19 @@ DEFAULT_MODELS = {"votes": "dirichlet", "rankings": "prirn", "labels": AUTO,
 """The model ``aggregate`` fits when none is named, by the data's format: for labels,
 ``"auto"``, the choice among :data:`AUTO_CANDIDATES` by PSIS-LOO."""
 AUTO_CANDIDATES = {
-    "labels": ("dawid-skene", "one-coin", "ambiguity-dawid-skene"),
+    "labels": ("glad", "hierarchical-dawid-skene", "ambiguity-dawid-skene"),
     "labels (binary)": ("annotator-beta", "dawid-skene", "ambiguity-dawid-skene"),
 }
 """The models ``model="auto"`` fits and chooses among by PSIS-LOO, in order of preference
-(the first is chosen when LOO can rank none): a full confusion matrix per annotator, one
-accuracy per annotator (binary labels: Carpenter's hierarchical sensitivities and
-specificities), and each item's own distribution over the classes read through Dawid–Skene
+(the first is chosen when LOO can rank none). Multi-class labels: GLAD (an ability per
+annotator, a difficulty per item), hierarchical Dawid–Skene (confusion matrices shrunk to a
+population's) and each item's own distribution over the classes read through Dawid–Skene
 confusion matrices, so the data decide whether disagreement is annotator error or item
-ambiguity. The set comes from the simulation study ``benchmarks/study_auto_candidates.py``
-(real-crowd structure with and without ambiguous items)."""
+ambiguity. The set is the one with the smallest mean and worst gap in Brier score to the best
+single model, among the sets that hold the ambiguity model, in the simulation study
+``benchmarks/study_auto_candidates.py`` (real-crowd structure with and without ambiguous
+items; its docstring has the numbers). Binary labels: Carpenter's hierarchical sensitivities
+and specificities, Dawid–Skene and the ambiguity model (not studied on binary simulations)."""
 
 _META = ("plausible_model", "plausible_format", "plausible_options", "plausible_selection")
 

@@ -118,6 +118,10 @@ class Selection:
                         "within two standard errors: the data hardly tell them apart")
             text += (f", ahead of {runner_up} by {lead:.1f} (se {dse:.1f}, {strength}); "
                      f"stacking weight {row['weight']:.2f}")
+        unreliable = row[f"share_k_above_{PARETO_K}"]
+        if unreliable > 0.05:  # PSIS cannot leave these items out: their elpd is optimistic
+            text += (f"; but its LOO terms are unreliable for {unreliable:.0%} of the items "
+                     f"(Pareto k > {PARETO_K}), so its elpd may be optimistic")
         if not bool(row["converged"]):
             text += "; no candidate converged, so the ranking describes the chains"
         return text
