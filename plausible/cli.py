@@ -281,8 +281,9 @@ def aggregate(args) -> int:
     console = _console()
     from plausible import distributed_gibbs
 
-    cluster_chain = bool(args.scheduler or args.workers) and args.model is not None and \
-        distributed_gibbs.runs_on_cluster(args.model)
+    cluster_chain = (bool(args.scheduler or args.workers)
+                     and args.model not in (None, aggregation.AUTO)
+                     and distributed_gibbs.runs_on_cluster(args.model))
     if cluster_chain:
         if args.classes is not None or args.ordinal:
             raise UsageError("--classes and --ordinal are not read by a chain on the cluster "

@@ -280,9 +280,11 @@ def test_without_a_model_labels_are_fitted_by_every_candidate_and_the_choice_is_
     chosen = out.split("chosen: ", 1)[1].split(":", 1)[0]
     assert chosen in pl.aggregation.AUTO_CANDIDATES["labels"]
     assert f"{chosen} model (chosen by PSIS-LOO)" in out and "\nplausibility: " in out
-    code, _, err = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "labels.csv", "--workers",
-                                              2, "-o", tmp_path / "sharded.csv", *FAST])
-    assert code == 2 and "name it with --model" in err
+    for named in ([], ["--model", "auto"]):
+        code, _, err = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "labels.csv", *named,
+                                                  "--workers", 2, "-o", tmp_path / "sharded.csv",
+                                                  *FAST])
+        assert code == 2 and "name it with --model" in err
 
 
 def test_draws_auto_is_the_default_and_refused_for_shards(tmp_path, capsys):
