@@ -27,18 +27,27 @@ from plausible.diagnostics.estimators import ess_mean
 
 CONSTANT_TOLERANCE = 1e-9
 """An item's log-likelihood counts as constant when it varies by less than this over draws."""
+MIN_PSIS_SAMPLES = 25
+"""Fewest draws ``az.loo`` can smooth: its tail takes ``min(0.2 S, 3 sqrt(S / r_eff))`` of the
+``S`` draws and needs at least 5 (with fewer it fails with an IndexError or ValueError)."""
 
 
 def loo(trace: xr.DataTree, var_name: str | None = None) -> ELPDDataLOO:
     """``az.loo(trace, pointwise=True)`` with the vectorised ``r_eff``
     (:func:`relative_efficiency`), or the exact leave-one-item-out value (module) when every
-    item's log-likelihood is constant over the draws."""
+    item's log-likelihood is constant over the draws; ``ValueError`` when PSIS would run on
+    fewer than :data:`MIN_PSIS_SAMPLES` draws."""
     group = trace["log_likelihood"]
     name = var_name or next(iter(group.data_vars))
     values = group[name]
     sample_dims = ("chain", "draw")
     spread = (values.max(sample_dims) - values.min(sample_dims)).values
     if not np.all(spread < CONSTANT_TOLERANCE):
+        n_samples = values.sizes["chain"] * values.sizes["draw"]
+        if n_samples < MIN_PSIS_SAMPLES:
+            raise ValueError(f"PSIS-LOO needs at least {MIN_PSIS_SAMPLES} posterior draws "
+                             f"(chains x draws) to fit the weights' tail; this trace has "
+                             f"{n_samples}")
         return az.loo(trace, pointwise=True, var_name=var_name,
                       reff=relative_efficiency(trace, values.sizes["chain"] * values.sizes["draw"]))
     elpd_i = values.isel(chain=0, draw=0, drop=True).astype(np.float64)
@@ -63,4 +72,4 @@ def relative_efficiency(trace: xr.DataTree, n_samples: int) -> float:
     return float(np.hstack(ess).mean() / n_samples)
 
 
-__all__ = ["loo", "relative_efficiency"]
+__all__ = ["MIN_PSIS_SAMPLES", "loo", "relative_efficiency"]
