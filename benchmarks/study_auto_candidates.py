@@ -77,8 +77,7 @@ def scores(probabilities: np.ndarray, truth: np.ndarray) -> dict:
 
 
 def vote_shares(labels) -> np.ndarray:
-    counts = np.zeros((labels.n_items, labels.n_classes))
-    np.add.at(counts, (labels.item, labels.label), 1.0)
+    counts = np.asarray(pl.data.Votes.from_labels(labels).counts, dtype=np.float64)
     return counts / counts.sum(axis=1, keepdims=True)
 
 

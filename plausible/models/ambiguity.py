@@ -175,10 +175,10 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
         if items == "new":
             alpha = (_read(posterior, "concentration", c, d)[:, None]
                      * _read(posterior, "base_measure", c, d))
-            lam = np.empty((c.size, I, C))
-            for s in range(c.size):  # exact for tiny shapes (log space), as the sampler's
-                dense_draws(rng, np.ascontiguousarray(np.broadcast_to(alpha[s], (I, C))),
-                            lam[s:s + 1])
+            # exact for tiny shapes (log space), as the sampler's; one row per (draw, item)
+            lam = np.empty((1, c.size * I, C))
+            dense_draws(rng, np.repeat(alpha, I, axis=0), lam)
+            lam = lam.reshape(c.size, I, C)
         else:
             lam = _read(posterior, "plausibility", c, d).astype(np.float64)
         intended = categorical_draws(rng, lam[:, labels.item])  # (sample, annotation)
