@@ -377,6 +377,19 @@ class Aggregation:
 
     def __post_init__(self):
         self._cache = {}
+        self._record_meaning()
+
+    def _record_meaning(self) -> None:
+        """Write what the plausibility means into the trace (the posterior group's attrs and a
+        stored plausibility's), where the metrics read it
+        (:mod:`plausible.metrics.meaning`)."""
+        if "posterior" not in self.trace.children:
+            return
+        meaning = models.entry(self.model).plausibility
+        posterior = self.trace["posterior"]
+        posterior.attrs[metrics.meaning.ATTR] = meaning
+        if "plausibility" in posterior.data_vars:
+            posterior["plausibility"].attrs[metrics.meaning.ATTR] = meaning
 
     @property
     def format(self) -> str:
@@ -469,6 +482,13 @@ class Aggregation:
         accuracy for each ``k`` (those ``<= K``); one predicted class per item (a Series
         indexed by item, or an array in item order) gives UA accuracy, the share of items
         whose predicted class is the draw's most plausible one.
+
+        Those read each draw as an item's distribution over classes. A model whose
+        plausibility is the posterior of each item's one true class (:attr:`meaning`) gets
+        ``top{k}_accuracy`` and ``accuracy`` instead: per draw, the expected share of items
+        whose true class is among the top ``k`` (is the predicted class), the true classes
+        summed out given the draw's parameters (:func:`plausible.metrics.ua_coverage`), so
+        a probable-but-uncertain class counts with its probability, not as certain.
         """
         classes = self.plausibility["class"].values
         items = self.plausibility["item"].values
@@ -478,15 +498,20 @@ class Aggregation:
             raise ValueError("evaluate scores a classifier's classes; for comparisons read "
                              "the rank table, to_frame(), or the worths in the trace")
         rows = {}
+        true_class = models.entry(self.model).plausibility == models.TRUE_CLASS_POSTERIOR
+        prefix = "" if true_class else "ua_"
         if _one_per_item(predictions):
             member = _one_hot(predictions, items, classes)
-            rows["ua_accuracy"] = metrics.summarize(metrics.ua_set_accuracy(self.trace, member))
+            rows[f"{prefix}accuracy"] = metrics.summarize(
+                metrics.ua_coverage(self.trace, member) if true_class
+                else metrics.ua_set_accuracy(self.trace, member))
         else:
             scores = _aligned_scores(predictions, items, classes)
             for j in sorted({int(j) for j in np.atleast_1d(k)}):
                 if j <= classes.size:
-                    rows[f"ua_top{j}_accuracy"] = metrics.summarize(
-                        metrics.ua_topk_accuracy(self.trace, scores, k=j))
+                    rows[f"{prefix}top{j}_accuracy"] = metrics.summarize(
+                        metrics.ua_coverage(self.trace, metrics.top_k_sets(scores, j))
+                        if true_class else metrics.ua_topk_accuracy(self.trace, scores, k=j))
         return pd.DataFrame({name: {s: float(summary[s]) for s in ("mean", "std", "min", "max")}
                              for name, summary in rows.items()}).T.rename_axis("metric")
 

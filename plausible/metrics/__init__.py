@@ -22,12 +22,14 @@ Calibration under disagreement (Mimori et al. 2021) is :mod:`plausible.calibrati
 classifier against noisy labels (Su 2024) is :mod:`plausible.evaluation`.
 """
 
-from plausible.metrics import multi_label, worth_ranks
+from plausible.metrics import meaning, multi_label, worth_ranks
 from plausible.metrics.accumulated import Accumulator, accumulated, split_rhat
-from plausible.metrics.accuracy import ua_average_overlap, ua_overlap, ua_set_accuracy, ua_topk_accuracy
+from plausible.metrics.accuracy import (ua_average_overlap, ua_coverage, ua_overlap, ua_set_accuracy,
+                                        ua_topk_accuracy)
 from plausible.metrics.agreement import leave_one_out_agreement
 from plausible.metrics.certainty import annotation_certainty, expected_group, group_certainty, label_certainty
 from plausible.metrics.draws import as_draws
+from plausible.metrics.meaning import PlausibilityMeaningWarning
 from plausible.metrics.options import get_options, set_options
 from plausible.metrics.plausibility import as_plausibility, point_estimate, posterior_mean, sample_dims
 from plausible.metrics.predictions import top_k_sets
@@ -38,6 +40,7 @@ from plausible.metrics.summary import histogram, summarize
 
 __all__ = [
     "Accumulator",
+    "PlausibilityMeaningWarning",
     "accumulated",
     "annotation_certainty",
     "as_draws",
@@ -49,6 +52,7 @@ __all__ = [
     "histogram",
     "label_certainty",
     "leave_one_out_agreement",
+    "meaning",
     "multi_label",
     "point_estimate",
     "posterior_mean",
@@ -62,6 +66,7 @@ __all__ = [
     "top_classes",
     "top_k_sets",
     "ua_average_overlap",
+    "ua_coverage",
     "ua_overlap",
     "ua_ranking_overlap",
     "ua_set_accuracy",

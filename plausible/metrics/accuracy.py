@@ -10,11 +10,14 @@ the classifier's ``k`` highest-scoring classes (same tie rule):
 * UA top-k accuracy: ``1[Y_1 in C_top-k(x)]``;
 * UA set accuracy: ``1[Y_|C| = C(x)]`` (as sets, ``|C|`` varies per item);
 * UA overlap: ``|C(x) cap Y_|C|| / |C(x)|``;
-* UA average overlap@L: ``(1/L) sum_{k=1}^{L} |C_top-k(x) cap Y_k| / k``.
+* UA average overlap@L: ``(1/L) sum_{k=1}^{L} |C_top-k(x) cap Y_k| / k``;
+* UA coverage: ``sum_{c in C(x)} lambda(c)``, the plausibility mass of the set.
 
-All stream over the draws block by block and read only each draw's top classes
-(:meth:`plausible.metrics.draws.Draws.iter_top`), in either storage; outputs are float64
-``(n_samples, n_items)``.
+All stream over the draws block by block, in either storage; all but UA coverage read only
+each draw's top classes (:meth:`plausible.metrics.draws.Draws.iter_top`); outputs are float64
+``(n_samples, n_items)``. The four that score against a draw's top classes read the draw as
+an item's distribution over classes and warn when the draws are the posterior of one true
+class (:mod:`plausible.metrics.meaning`); UA coverage holds for both meanings.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import numpy as np
 import xarray as xr
 
 from plausible.metrics.draws import Draws, as_draws
+from plausible.metrics.meaning import expect_item_distribution
 from plausible.metrics.predictions import as_prediction_sets, as_scores, score_order, score_positions
 from plausible.metrics.selection import check_k
 
@@ -50,6 +54,7 @@ def ua_topk_accuracy(plausibility, scores, k: int = 1) -> xr.DataArray:
         ``attrs["k"] = k``.
     """
     draws = as_draws(plausibility)
+    expect_item_distribution(draws.meaning, "ua_topk_accuracy")
     scores = as_scores(scores, draws)
     lay = draws.layout
     k = check_k(k, lay.n_classes)
@@ -117,6 +122,7 @@ def ua_set_accuracy(plausibility, prediction_sets) -> xr.DataArray:
         float64 0/1, dims ``(sample dims..., "item")``, named ``ua_set_accuracy``.
     """
     draws = as_draws(plausibility)
+    expect_item_distribution(draws.meaning, "ua_set_accuracy")
     member = as_prediction_sets(prediction_sets, draws)
     sizes = member.sum(axis=1)
     out = np.empty((draws.layout.n_samples, draws.layout.n_items))
@@ -134,12 +140,44 @@ def ua_overlap(plausibility, prediction_sets) -> xr.DataArray:
     ``(sample dims..., "item")``, named ``ua_overlap``.
     """
     draws = as_draws(plausibility)
+    expect_item_distribution(draws.meaning, "ua_overlap")
     member = as_prediction_sets(prediction_sets, draws)
     sizes = member.sum(axis=1)
     out = np.empty((draws.layout.n_samples, draws.layout.n_items))
     for block, hits in _set_hits(draws, member, sizes):
         np.divide(hits, sizes[block.items], out=out[block.samples, block.items])
     return draws.per_sample_item(out, "ua_overlap")
+
+
+def ua_coverage(plausibility, prediction_sets) -> xr.DataArray:
+    """UA coverage: the plausibility mass of the prediction set.
+
+    ``cov[m, i] = sum_{c in C_i} lambda^(m)_ic``. For an item's distribution over classes it
+    is the probability that a new annotation of the item falls in the set; for the
+    posterior of an item's one true class (the latent-class models), the probability, given
+    the draw's parameters, that the true class is in it. With top-``k`` sets
+    (:func:`top_k_sets`) the latter is the expected top-``k`` accuracy against the true
+    classes, the metric a true-class posterior calls for where :func:`ua_topk_accuracy`
+    would count each draw's most probable class as certain.
+
+    Parameters
+    ----------
+    plausibility : DataTree, Dataset or DataArray
+        Plausibility draws in either storage (not only their top classes).
+    prediction_sets : bool array_like or DataArray, shape (item, class)
+        ``C(x)`` per item, non-empty.
+
+    Returns
+    -------
+    xarray.DataArray
+        float64 in ``[0, 1]``, dims ``(sample dims..., "item")``, named ``ua_coverage``.
+    """
+    draws = as_draws(plausibility)
+    member = as_prediction_sets(prediction_sets, draws)
+    out = np.empty((draws.layout.n_samples, draws.layout.n_items))
+    for block, mass in draws.iter_set_mass(member):
+        out[block.samples, block.items] = mass
+    return draws.per_sample_item(out, "ua_coverage")
 
 
 def ua_average_overlap(plausibility, scores, depth: int) -> xr.DataArray:
@@ -169,6 +207,7 @@ def ua_average_overlap(plausibility, scores, depth: int) -> xr.DataArray:
         ``ua_average_overlap``, ``attrs["depth"] = L``.
     """
     draws = as_draws(plausibility)
+    expect_item_distribution(draws.meaning, "ua_average_overlap")
     scores = as_scores(scores, draws)
     lay = draws.layout
     depth = check_k(depth, lay.n_classes, "depth")

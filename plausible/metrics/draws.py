@@ -24,6 +24,7 @@ import numpy as np
 import xarray as xr
 
 from plausible.metrics.chunks import Block, iter_blocks, read
+from plausible.metrics.meaning import meaning_of
 from plausible.metrics.selection import check_k, select_top, select_top_candidates
 from plausible.metrics.storage import (
     CANDIDATES,
@@ -48,6 +49,7 @@ class Draws:
     sample_coords: dict
     items: np.ndarray | None
     classes: np.ndarray | None
+    meaning: str | None = None  # what the plausibility means (plausible.metrics.meaning)
 
     @property
     def item_labels(self) -> np.ndarray:
@@ -69,6 +71,12 @@ class Draws:
         """``(block, top)`` covering every (sample, item) once; ``top`` ``(samples, items,
         k)`` class indices, descending, ties lowest index first."""
         raise NotImplementedError
+
+    def iter_set_mass(self, member: np.ndarray) -> Iterator[tuple[Block, np.ndarray]]:
+        """``(block, mass)`` covering every (sample, item) once; ``mass`` ``(samples, items)``
+        float64, ``sum_{c in C_i} lambda_ic`` for the bool sets ``member (item, class)``."""
+        raise ValueError("this metric needs the plausibility values, not only their top "
+                         "classes: pass the trace or the plausibility DataArray")
 
     def per_sample_item(self, values: np.ndarray, name: str, **kwargs) -> xr.DataArray:
         """``(n_samples, n_items, ...)`` results as ``(sample dims..., item, ...)``."""
@@ -97,6 +105,11 @@ class DenseDraws(Draws):
         k = check_k(k, self.layout.n_classes)
         for block in iter_blocks(self.layout, self.layout.n_classes):
             yield block, select_top(read(self.data, block), k)
+
+    def iter_set_mass(self, member):
+        for block in iter_blocks(self.layout, self.layout.n_classes):
+            values = read(self.data, block)
+            yield block, np.einsum("sic,ic->si", values, member[block.items], dtype=np.float64)
 
     def mean(self) -> np.ndarray:
         """Posterior mean ``(item, class)`` over all samples, float64."""
@@ -134,6 +147,17 @@ class CandidateDraws(Draws):
         for block, values, share, candidate_class in self._blocks():
             yield block, select_top_candidates(values, share, candidate_class,
                                                pooled_ids[block.items], k, self.layout.n_classes)
+
+    def iter_set_mass(self, member):
+        # a candidate slot counts when its class is in the set; each pooled class in the set
+        # adds the pooled share
+        rows = np.arange(member.shape[0])[:, None]
+        valid = self.storage.candidate_class >= 0
+        in_set = valid & member[rows, np.maximum(self.storage.candidate_class, 0)]
+        pooled_in_set = member.sum(axis=1) - in_set.sum(axis=1)
+        for block, values, share, _ in self._blocks():
+            mass = np.einsum("siw,iw->si", values, in_set[block.items], dtype=np.float64)
+            yield block, mass + share * pooled_in_set[block.items]
 
     def mean(self) -> np.ndarray:
         """Posterior mean ``(item, class)`` over all samples, float64: the candidates' means,
@@ -208,6 +232,12 @@ def as_draws(obj, var_name: str = NAME) -> Draws:
     """
     if isinstance(obj, Draws):
         return obj
+    reader = _reader(obj, var_name)
+    reader.meaning = meaning_of(obj)
+    return reader
+
+
+def _reader(obj, var_name: str) -> Draws:
     if isinstance(obj, xr.DataTree):
         if var_name in obj.data_vars:
             return DenseDraws(_dense(obj[var_name]))

@@ -6,6 +6,7 @@ import numpy as np
 import xarray as xr
 
 from plausible.metrics.draws import RANK, TOP_CLASS, as_draws
+from plausible.metrics.meaning import ATTR
 from plausible.metrics.selection import check_k, index_dtype
 
 
@@ -40,4 +41,5 @@ def top_classes(plausibility, k: int = 1) -> xr.DataArray:
         out[block.samples, block.items] = top
     return draws.per_sample_item(out, TOP_CLASS, extra_dims=(RANK,),
                                  extra_coords={RANK: np.arange(1, k + 1)},
-                                 attrs={"classes": list(draws.class_labels)})
+                                 attrs={"classes": list(draws.class_labels),
+                                        **({} if draws.meaning is None else {ATTR: draws.meaning})})

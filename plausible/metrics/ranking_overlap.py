@@ -27,6 +27,7 @@ import numpy as np
 import xarray as xr
 
 from plausible.metrics.draws import as_draws
+from plausible.metrics.meaning import expect_item_distribution
 from plausible.metrics.options import OPTIONS
 from plausible.metrics.predictions import align_item_class, score_positions
 from plausible.metrics.selection import check_k
@@ -198,6 +199,7 @@ def ua_ranking_overlap(plausibility, blocks, depth: int) -> xr.DataArray:
         ``n_items * n_classes * L`` floats.
     """
     draws = as_draws(plausibility)
+    expect_item_distribution(draws.meaning, "ua_ranking_overlap")
     lay = draws.layout
     depth = check_k(depth, lay.n_classes, "depth")
     b, _ = _as_blocks(align_item_class(blocks, draws, "blocks"), "blocks")

@@ -23,15 +23,13 @@ import pymc as pm
 from plausible.models import (ambiguity, annotator_beta, bradley_terry, dawid_skene, dirichlet,
                               easy_hard, glad, multi_label, ordered_probit, plackett_luce, prirn,
                               ratings, ratings_censored, su_difficulty)
+from plausible.metrics.meaning import (ITEM_DISTRIBUTION, LABEL_MARGINALS, RANK_DISTRIBUTION,
+                                       TRUE_CLASS_POSTERIOR)
 
 FORMATS = ("votes", "rankings", "labels", "ratings", "label_sets", "comparisons")
 """Annotation formats, matching the containers ``Votes``, ``Rankings``, ``Labels``, ``Ratings``,
 ``LabelSets`` and ``Comparisons``."""
 
-ITEM_DISTRIBUTION = "item distribution"
-TRUE_CLASS_POSTERIOR = "true-class posterior"
-LABEL_MARGINALS = "label marginals"
-RANK_DISTRIBUTION = "rank distribution"
 MEANINGS = {
     ITEM_DISTRIBUTION: "each item's distribution over the classes: annotators who genuinely "
                        "split on an item leave it split, however many of them there are",

@@ -63,6 +63,7 @@ CASES = {
     "ua_topk_accuracy": lambda p, s, m, b, g: metrics.ua_topk_accuracy(p, s, k=2),
     "ua_set_accuracy": lambda p, s, m, b, g: metrics.ua_set_accuracy(p, m),
     "ua_overlap": lambda p, s, m, b, g: metrics.ua_overlap(p, m),
+    "ua_coverage": lambda p, s, m, b, g: metrics.ua_coverage(p, m),
     "ua_average_overlap": lambda p, s, m, b, g: metrics.ua_average_overlap(p, s, depth=3),
     "ua_ranking_overlap": lambda p, s, m, b, g: metrics.ua_ranking_overlap(p, b, depth=3),
     "posterior_mean": lambda p, s, m, b, g: metrics.posterior_mean(p),
