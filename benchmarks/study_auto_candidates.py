@@ -69,11 +69,12 @@ SETS = {
 }
 
 
-def scores(probabilities: np.ndarray, truth: np.ndarray) -> dict:
-    """Accuracy of the most probable class and the mean Brier score against ``truth``."""
-    onehot = np.eye(probabilities.shape[1])[truth]
-    return {"accuracy": float((probabilities.argmax(axis=1) == truth).mean()),
-            "brier": float(((probabilities - onehot) ** 2).sum(axis=1).mean())}
+def scores(probabilities: np.ndarray, labels, truth: np.ndarray) -> dict:
+    """Accuracy of the most probable class and the mean Brier score against ``truth`` (class
+    indices in ``labels``' item order): :func:`plausible.diagnostics.proper_scores`."""
+    frame = pd.DataFrame(probabilities, index=labels.items, columns=labels.classes)
+    gold = pd.Series(labels.classes[truth], index=labels.items)
+    return pl.diagnostics.proper_scores(frame, gold)[["accuracy", "brier"]].to_dict()
 
 
 def vote_shares(labels) -> np.ndarray:
@@ -85,8 +86,8 @@ def study(name: str, labels, truth: np.ndarray, seed: int) -> list[dict]:
     rows, traces, unconverged = [], {}, {}
     shares = vote_shares(labels)
     majority = np.eye(labels.n_classes)[shares.argmax(axis=1)]
-    rows.append({"data": name, "model": "vote shares", **scores(shares, truth)})
-    rows.append({"data": name, "model": "majority vote", **scores(majority, truth)})
+    rows.append({"data": name, "model": "vote shares", **scores(shares, labels, truth)})
+    rows.append({"data": name, "model": "majority vote", **scores(majority, labels, truth)})
     for model in MODELS:
         start = time.perf_counter()
         with warnings.catch_warnings():
@@ -101,7 +102,7 @@ def study(name: str, labels, truth: np.ndarray, seed: int) -> list[dict]:
                 else np.nan)
         rows.append({"data": name, "model": model, "seconds": seconds, "status": report.status,
                      "draws": fit.trace.posterior.sizes["draw"], "elpd": elpd,
-                     **scores(fit.plausibility.values, truth)})
+                     **scores(fit.plausibility.sel(item=labels.items).values, labels, truth)})
     by_model = {row["model"]: row for row in rows}
     for set_name, members in SETS.items():
         chosen = select({m: traces[m] for m in members}, unconverged).chosen

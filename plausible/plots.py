@@ -8,6 +8,7 @@ when None) and returns them, so figures can be combined and restyled.
 * aggregation results: :func:`certainty` (the items' top-1 certainty), :func:`overview`
   (:func:`uncertainty` on a log scale, :func:`annotator_shares`, :func:`least_certain`);
 * annotators: :func:`confusion_matrices` (heatmaps), :func:`annotator_intervals`;
+* plausibilities against gold: :func:`reliability_diagram` (top label);
 * calibration under disagreement (Mimori et al. 2021): :func:`dpe_reliability_diagram`,
   :func:`calibration_dispersion_map`;
 * testing with noisy labels (Su 2024): :func:`labelers_tradeoff`.
@@ -33,6 +34,23 @@ ANNOTATION_UNITS = {"pattern": "items", "votes": "items", "annotator_rate": "pos
 def _axes(ax):
     if ax is None:
         _, ax = plt.subplots(figsize=(4.5, 4))
+    return ax
+
+
+def reliability_diagram(tables: dict, *, ax=None, title: str = ""):
+    """Top-label reliability: per bin of the top probability, the share of items whose top
+    class is gold (y) against the mean top probability (x), one line per entry of ``tables``
+    (name -> :func:`plausible.diagnostics.reliability`), marker area by the bin's items. The
+    diagonal is perfect calibration; points below it are overconfident."""
+    ax = _axes(ax)
+    ax.plot([0, 1], [0, 1], color="0.6", ls=":", lw=1)
+    for name, table in tables.items():
+        sizes = 8 + 120 * table["items"] / table["items"].sum()
+        line, = ax.plot(table["confidence"], table["accuracy"], lw=1, label=name)
+        ax.scatter(table["confidence"], table["accuracy"], s=sizes, color=line.get_color())
+    ax.set(xlim=(0, 1.02), ylim=(0, 1.02), xlabel="top probability (bin mean)",
+           ylabel="share of items whose top class is gold", title=title)
+    ax.legend(loc="upper left", fontsize="small")
     return ax
 
 

@@ -73,3 +73,15 @@ def test_overview_shows_uncertainty_on_a_log_scale_annotators_and_the_items_to_r
     shown = [t.get_text() for t in axes[2].get_yticklabels()]
     assert shown[-1] == "i25 (b)" and len(shown) == 5  # the least certain at the top
     assert len(plots.overview(items)) == 2  # no annotators: no annotator panel
+
+
+def test_reliability_diagram_one_line_per_method_at_the_bins_points():
+    from plausible.diagnostics import reliability
+
+    p = pd.DataFrame({"a": [0.9, 0.6, 0.2, 0.55], "b": [0.1, 0.4, 0.8, 0.45]}, index=list("wxyz"))
+    gold = pd.Series(["a", "b", "b", "a"], index=list("wxyz"))
+    tables = {"model": reliability(p, gold, n_bins=5), "votes": reliability(p.round(0), gold)}
+    ax = plots.reliability_diagram(tables)
+    lines = ax.get_lines()[1:]  # after the diagonal
+    assert [line.get_label() for line in lines] == ["model", "votes"]
+    np.testing.assert_allclose(lines[0].get_xydata(), tables["model"][["confidence", "accuracy"]])

@@ -2,7 +2,8 @@
 per-variable report), leave-one-item-out cross-validation (:func:`loo`), posterior predictive
 checks for votes, categorical annotations, rankings and numeric ratings, how often each
 annotator's labels are right (:func:`annotator_quality`), paired comparisons of label accuracy
-against known truth.
+against known truth, and plausibilities scored against gold (:func:`proper_scores`,
+:func:`reliability`).
 
 This floor reads traces and data only; it runs no sampler (simulation-based calibration,
 which does, is :func:`plausible.inference.simulation_based_calibration`).
@@ -28,6 +29,7 @@ from plausible.diagnostics.label_accuracy import (
     paired_differences,
     paired_label_test,
 )
+from plausible.diagnostics.gold import proper_scores, reliability
 from plausible.diagnostics.leave_one_out import loo
 from plausible.diagnostics.ranking_predictive import (
     RankingPredictiveCheck,
@@ -55,8 +57,10 @@ __all__ = [
     "mcse_mean",
     "paired_differences",
     "paired_label_test",
+    "proper_scores",
     "rating_predictive_check",
     "ranking_predictive_check",
+    "reliability",
     "rhat",
     "vote_predictive_check",
 ]
