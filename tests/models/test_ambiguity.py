@@ -76,6 +76,82 @@ def test_gibbs_matches_enumeration_with_the_population_fixed():
     assert np.abs(trace.posterior["plausibility"].mean(("chain", "draw")).values - other).max() > 0.1
 
 
+def _enumerated_learned(labels: Labels, beta, thresholds):
+    """With the population learned: the exact posterior mean of ``log kappa`` and, per item
+    and class, of ``lambda_ic`` and of ``P(lambda_ic <= q)`` for each threshold ``q``, by
+    enumerating every intended-class vector ``t`` and integrating ``(log kappa, logit mu_1)``
+    over a fine grid under the model's prior (``kappa ~ Gamma(1, rate 1 / C)``, ``mu ~
+    Dirichlet(1, 1)``): ``p(t, alpha | x) ∝ p(alpha) prod_i DM(n_i(t) | alpha) prod_{j, c}
+    DM(counts_jc(t, x) | beta_c)``, and given both ``lambda_i ~ Dirichlet(alpha + n_i)``
+    (for two classes, ``lambda_ic ~ Beta(alpha_c + n_ic, kappa + m_i - alpha_c - n_ic)``)."""
+    from scipy import stats
+
+    C, I, J = labels.n_classes, labels.n_items, labels.n_annotators
+    assert C == 2
+    t = np.array(list(itertools.product(range(C), repeat=len(labels.item))))
+    n = np.zeros((len(t), I, C))
+    counts = np.zeros((len(t), J, C, C))
+    for r in range(len(labels.item)):
+        n[np.arange(len(t)), labels.item[r], t[:, r]] += 1
+        counts[np.arange(len(t)), labels.annotator[r], t[:, r], labels.label[r]] += 1
+    log_x = _log_dm(counts, beta[None, None]).sum(axis=(1, 2))  # log p(x | t), theta summed out
+    patterns, inverse = np.unique(n[:, :, 0], axis=0, return_inverse=True)  # n_i0 per item
+    patterns = patterns.astype(int)
+    top = log_x.max()
+    log_x = np.log(np.bincount(inverse.ravel(), np.exp(log_x - top))) + top
+    m = np.bincount(labels.item, minlength=I)
+    log_kappa, logit = np.meshgrid(np.linspace(-10, 5, 300), np.linspace(-12, 12, 240),
+                                   indexing="ij")
+    kappa, mu = np.exp(log_kappa).ravel(), 1 / (1 + np.exp(-logit.ravel()))
+    alpha = np.stack([kappa * mu, kappa * (1 - mu)], axis=1)  # (grid, class)
+    log_w = (stats.gamma.logpdf(kappa, 1.0, scale=C) + log_kappa.ravel() + np.log(mu)
+             + np.log1p(-mu))[:, None] + log_x[None]  # the coordinates' Jacobians included
+    for i in range(I):  # item i's DM term given k of its m_i intended classes in class 0
+        k = np.arange(m[i] + 1)
+        table = _log_dm(np.stack([k, m[i] - k], axis=1)[None].astype(float), alpha[:, None])
+        log_w += table[:, patterns[:, i]]
+    w = np.exp(log_w - log_w.max())
+    w /= w.sum()
+    mean, below = np.empty((I, C)), np.empty((len(thresholds), I, C))
+    for i in range(I):
+        k = np.arange(m[i] + 1)
+        w_k = np.stack([w[:, patterns[:, i] == j].sum(axis=1) for j in k], axis=1)  # (grid, k)
+        for c, n_c in enumerate((k, m[i] - k)):
+            shape = alpha[:, c, None] + n_c[None]
+            other = kappa[:, None] + m[i] - shape
+            mean[i, c] = (w_k * shape / (shape + other)).sum()
+            below[:, i, c] = [(w_k * stats.beta.cdf(q, shape, other)).sum() for q in thresholds]
+    return float((w.sum(1) * np.log(kappa)).sum()), mean, below
+
+
+UNANIMOUS = pd.DataFrame({  # 5 items, each labelled alike by 3 annotators: kappa near 0.3
+    "task": np.repeat(list("abcde"), 3), "worker": ["w1", "w2", "w3"] * 5,
+    "label": np.repeat([0, 0, 1, 1, 0], 3)})
+
+
+@pytest.mark.parametrize("frame", [SMALL, pytest.param(UNANIMOUS, marks=pytest.mark.slow)],
+                         ids=["split", "unanimous"])
+def test_gibbs_with_the_population_learned_matches_enumeration_over_a_grid(frame):
+    """The learned population against an exact route: enumeration of the intended classes
+    and a grid over the population (``_enumerated_learned``). Beside the posterior means,
+    the probabilities that ``lambda_ic`` is below ``1e-6`` and ``1e-2``: how close to the
+    simplex's corners the items sit, which the population's concentration decides (posterior
+    mean ``log kappa`` 0.08 on the split items, -1.15 on the unanimous ones)."""
+    labels = Labels.from_frame(frame)
+    beta = confusion_concentration(2, (4.0, 1.0))
+    thresholds = (1e-6, 1e-2)
+    log_kappa, lam, below = _enumerated_learned(labels, beta, thresholds)
+    trace = pl.sample(ambiguity.build(labels), draws=5000, chains=4, seed=11, progressbar=False)
+    draws = trace.posterior["plausibility"].transpose("chain", "draw", ...).values.astype(
+        np.float64)
+    for derived, exact in [(np.log(trace.posterior["concentration"].values), log_kappa),
+                           (draws, lam),
+                           *((draws <= q, expected) for q, expected in zip(thresholds, below))]:
+        derived = np.asarray(derived, dtype=np.float64)
+        z = np.abs(derived.mean((0, 1)) - exact) / pl.diagnostics.mcse_mean(derived)
+        assert np.max(z) < 4.5, (np.max(z), derived.mean((0, 1)), exact)
+
+
 def simulated_labels(n_items=12, n_annotators=3, seed=0):
     """Items with their own ``lambda_i ~ Dirichlet(0.6, 0.6)``, every annotator labels every
     item through a confusion matrix with accuracy about 0.8."""
