@@ -896,7 +896,9 @@ def build_parser() -> argparse.ArgumentParser:
         "evaluate", help="UA metrics of a classifier against a saved aggregation",
         description="Uncertainty-adjusted accuracy of predictions (a 'prediction' column) or "
         "scores (one column per class) against the posterior of a saved aggregation "
-        "(plausible aggregate --save RUN.nc).")
+        "(plausible aggregate --save RUN.nc); for a model whose plausibility is the posterior "
+        "of one true class, the expected accuracy against that class (rows accuracy, "
+        "top<k>_accuracy).")
     ev.add_argument("run", help="a saved aggregation (.nc or .zarr)")
     ev.add_argument("predictions", help="table with an item column and a prediction column or "
                     "one score column per class")
