@@ -63,7 +63,11 @@ def reliability(probabilities, gold: pd.Series, n_bins: int = N_BINS) -> pd.Data
 
     ``probabilities``: an ``(item, class)`` DataArray or a DataFrame indexed by item with a
     column per class; ``gold``: a Series of classes indexed by item (those scored)."""
-    p, y = _aligned(probabilities, gold)
+    return _reliability(*_aligned(probabilities, gold), n_bins)
+
+
+def _reliability(p: np.ndarray, y: np.ndarray, n_bins: int) -> pd.DataFrame:
+    """:func:`reliability` of aligned ``p (n, K)`` and gold class indices ``y (n,)``."""
     top = p.argmax(axis=1)
     confidence = p[np.arange(y.size), top]
     bins = np.minimum((confidence * n_bins).astype(np.int64), n_bins - 1)
@@ -83,7 +87,7 @@ def proper_scores(probabilities, gold: pd.Series, n_bins: int = N_BINS) -> pd.Se
     rows = np.arange(y.size)
     onehot = np.zeros_like(p)
     onehot[rows, y] = 1.0
-    table = reliability(probabilities, gold, n_bins)
+    table = _reliability(p, y, n_bins)
     ece = float((table["items"] * (table["accuracy"] - table["confidence"]).abs()).sum() / y.size)
     return pd.Series({"accuracy": float((p.argmax(axis=1) == y).mean()),
                       "brier": float(((p - onehot) ** 2).sum(axis=1).mean()),
