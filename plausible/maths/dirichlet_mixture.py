@@ -17,6 +17,10 @@ collapse onto the count vectors: after ``r`` labels the state is a composition o
 (:func:`log_marginal`), ``sum_{r<n} binom(r + C - 1, C - 1) C`` products in all. Two classes
 and ten labels take 110; four classes and ten labels, 2,860; ten classes and fifty labels,
 ``6 10^11`` (:func:`pass_cost` says before anything runs).
+
+The same weights give an exact draw of the intended classes given the labels
+(:func:`item_backward`): the final count vector in proportion to its weight, then each label's
+class backwards, as forward filtering and backward sampling does for a hidden Markov chain.
 """
 
 from __future__ import annotations
@@ -25,6 +29,12 @@ import math
 
 import numba
 import numpy as np
+
+
+RESCALE_BELOW, RESCALE_ABOVE = 1e-150, 1e150
+"""The range a level's largest weight may take in :func:`item_forward` before the level is
+rescaled: a step multiplies the weights by at least the smallest channel entry over ``A + n``,
+so they stay far from float64's limits (1e-308, 1e308) between two checks."""
 
 
 def compositions(n_classes: int, max_total: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -60,37 +70,92 @@ def item_forward(weight, theta, alpha, annotator, label, n, counts, successor,
                  offset):  # pragma: no cover - compiled
     """The forward pass of one item's ``n`` labels ``annotator, label (n,)`` at ``theta
     (annotator, class, label_class)`` and ``alpha (class,)``: ``weight`` (at least
-    ``offset[n + 1]``) holds every level's urn weights, each level rescaled by its largest;
+    ``offset[n + 1]``) holds every level's urn weights, a level rescaled by its largest
+    when that leaves ``(RESCALE_BELOW, RESCALE_ABOVE)`` (each level's scale is its own:
+    :func:`item_backward` compares weights within a level only);
     returns ``log p(x | theta, alpha)`` (module), ``-inf`` when no intended class can give
     some label."""
     n_classes = alpha.size
     total_alpha = 0.0
     for c in range(n_classes):
         total_alpha += alpha[c]
+    channel = np.empty(n_classes)
     weight[0] = 1.0
     log_scale = 0.0
     for r in range(n):
         j, x = annotator[r], label[r]
+        for c in range(n_classes):  # the label's factor and the urn's normaliser, per class
+            channel[c] = theta[j, c, x] / (total_alpha + r)
         for state in range(offset[r + 1], offset[r + 2]):
             weight[state] = 0.0
         for state in range(offset[r], offset[r + 1]):
-            w = weight[state] / (total_alpha + r)
+            w = weight[state]
             if w == 0.0:
                 continue
             for c in range(n_classes):
-                weight[successor[state, c]] += w * (alpha[c] + counts[state, c]) * theta[j, c, x]
+                weight[successor[state, c]] += w * (alpha[c] + counts[state, c]) * channel[c]
         largest = 0.0
         for state in range(offset[r + 1], offset[r + 2]):
             largest = max(largest, weight[state])
         if largest == 0.0:  # a label no intended class can give
             return -np.inf
-        for state in range(offset[r + 1], offset[r + 2]):
-            weight[state] /= largest
-        log_scale += math.log(largest)
+        if not RESCALE_BELOW < largest < RESCALE_ABOVE:
+            for state in range(offset[r + 1], offset[r + 2]):
+                weight[state] /= largest
+            log_scale += math.log(largest)
     total = 0.0
     for state in range(offset[n], offset[n + 1]):
         total += weight[state]
     return log_scale + math.log(total)
+
+
+def predecessors(successor: np.ndarray) -> np.ndarray:
+    """``predecessor (state, class)`` from :func:`compositions`' ``successor``: the state with
+    one count fewer in the class (-1 where the class has no count)."""
+    predecessor = np.full(successor.shape, -1, dtype=np.int64)
+    state, c = np.nonzero(successor >= 0)
+    predecessor[successor[state, c], c] = state
+    return predecessor
+
+
+@numba.njit(nogil=True, cache=True)
+def item_backward(weight, theta, alpha, annotator, label, n, counts, predecessor, offset, u,
+                  t):  # pragma: no cover - compiled
+    """Draw one item's intended classes ``t (n,)`` from ``p(t | x, theta, alpha)`` once
+    :func:`item_forward` has filled ``weight`` (backward sampling): the final count vector
+    in proportion to its weight, then, label by label from the last, the class it took in
+    proportion to the weight of the state before it times the urn's and the channel's
+    factors, ``w_r(s - e_c) (alpha_c + m_c) theta_r[c, x_r]`` (each level's common scale
+    cancels); ``u (n + 1,)`` uniforms."""
+    total = 0.0
+    for state in range(offset[n], offset[n + 1]):
+        total += weight[state]
+    target = u[n] * total
+    state = offset[n + 1] - 1
+    for candidate in range(offset[n], offset[n + 1]):
+        target -= weight[candidate]
+        if target < 0.0:
+            state = candidate
+            break
+    n_classes = alpha.size
+    step = np.empty(n_classes)
+    for r in range(n - 1, -1, -1):
+        j, x = annotator[r], label[r]
+        total = 0.0
+        for c in range(n_classes):
+            p = predecessor[state, c]
+            step[c] = 0.0 if p < 0 else weight[p] * (alpha[c] + counts[p, c]) * theta[j, c, x]
+            total += step[c]
+        target = u[r] * total
+        chosen = -1
+        for c in range(n_classes):
+            if step[c] > 0.0:
+                chosen = c
+                target -= step[c]
+                if target < 0.0:
+                    break
+        t[r] = chosen
+        state = predecessor[state, chosen]
 
 
 @numba.njit(parallel=True, nogil=True, cache=True)
@@ -108,4 +173,5 @@ def log_marginal(theta, alpha, annotator, label, start, counts, successor, offse
                                      label[lo:hi], hi - lo, counts, successor, offset)
 
 
-__all__ = ["compositions", "item_forward", "log_marginal", "pass_cost"]
+__all__ = ["compositions", "item_backward", "item_forward", "log_marginal", "pass_cost",
+           "predecessors"]

@@ -189,8 +189,8 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
 
 @reads("labels")
 def build(labels: Labels, *, reliability: float = 1, confusion_prior: tuple = (4.0, 1.0),
-          gibbs: bool = True, concentration=None, concentration_prior: tuple | None = None
-          ) -> pm.Model:
+          gibbs: bool = True, concentration=None, concentration_prior: tuple | None = None,
+          sampler: str | None = None) -> pm.Model:
     """PyMC model of item ambiguity with Dawid–Skene annotators (module) for ``labels``.
 
     Variables: ``concentration`` (``kappa``) and ``base_measure (class)`` (``mu``), unless
@@ -246,7 +246,7 @@ def build(labels: Labels, *, reliability: float = 1, confusion_prior: tuple = (4
         kernel = AmbiguityKernel(
             np.repeat(labels.item, repeat), np.repeat(labels.annotator, repeat),
             np.repeat(labels.label, repeat), n_items=I, n_annotators=J, n_classes=C, beta=beta,
-            concentration_prior=(shape, rate), fixed_alpha=fixed)
+            concentration_prior=(shape, rate), fixed_alpha=fixed, sampler=sampler)
         declare_kernel(model, kernel, coords={**coords(labels), "label_class": labels.classes},
                        constant_data={"reliability": float(gamma)})
     if gibbs or float(gamma).is_integer():
