@@ -34,16 +34,25 @@ class SBCResult:
     n_draws: int
 
     def p_values(self, bins: int = 20) -> dict[str, float]:
-        """Chi-square test of rank uniformity per variable (all elements pooled)."""
+        """Chi-square test of rank uniformity per variable (all elements pooled), each bin
+        expected to hold its :meth:`bin_shares` of the ranks."""
         result = {}
+        shares = self.bin_shares(bins)
         for name, ranks in self.ranks.items():
             counts = np.bincount(self.binned(ranks, bins).ravel(), minlength=bins)
-            result[name] = float(stats.chisquare(counts).pvalue)
+            result[name] = float(stats.chisquare(counts, counts.sum() * shares).pvalue)
         return result
 
     def binned(self, ranks: np.ndarray, bins: int) -> np.ndarray:
-        """Ranks ``0..n_draws`` mapped to ``bins`` equal bins ``0..bins-1``."""
+        """Ranks ``0..n_draws`` mapped to ``bins`` bins ``0..bins-1`` of consecutive ranks."""
         return np.minimum(ranks * bins // (self.n_draws + 1), bins - 1)
+
+    def bin_shares(self, bins: int) -> np.ndarray:
+        """``(bins,)`` the share of uniform ranks each bin of :meth:`binned` holds: the share
+        of the ``n_draws + 1`` rank values it covers, equal only where ``bins`` divides
+        ``n_draws + 1`` (with 100 draws and 10 bins the first holds 11 of the 101 values)."""
+        values = self.binned(np.arange(self.n_draws + 1), bins)
+        return np.bincount(values, minlength=bins) / (self.n_draws + 1)
 
 
 def simulation_based_calibration(

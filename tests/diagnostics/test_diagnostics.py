@@ -89,6 +89,19 @@ def test_sbc_ranks_of_the_dirichlet_gibbs_sampler_are_uniform():
     assert result.p_values()["plausibility"] > 1e-3
 
 
+def test_sbc_p_values_expect_each_bin_to_hold_the_ranks_it_covers():
+    """Uniform ranks on ``0..100`` (101 values) in 10 bins: the first bin covers 11 values,
+    the others 10, so equal expected counts would reject these exactly uniform ranks (p below
+    1e-30 at 200,000 ranks); the test expects each bin's share of the values."""
+    from plausible.inference.sbc import SBCResult
+
+    ranks = np.random.default_rng(0).integers(0, 101, 200_000)
+    result = SBCResult(ranks={"x": ranks}, n_draws=100)
+    np.testing.assert_allclose(result.bin_shares(10), [11 / 101] + [10 / 101] * 9)
+    assert result.p_values(bins=10)["x"] > 1e-3
+    assert SBCResult(ranks={"x": ranks[ranks > 0]}, n_draws=100).p_values(bins=10)["x"] < 1e-6
+
+
 def test_sbc_detects_a_wrong_sampler():
     # Data simulated with a prior the model does not use: ranks pile up at the ends.
     def simulate_from_other_prior(rng):
