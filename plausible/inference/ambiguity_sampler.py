@@ -102,10 +102,10 @@ label) 24x, TEMP (11) 3.2x, dentistry (6) 1.7x, where ``kappa`` is near 0.05-0.3
 single-site chains hold it; WSD (66) 0.39x and a simulated 5-class crowd (176) 0.42x, where
 ``kappa`` is near 0.005 and the unanimous move already mixes. Two classes and up to 19
 labels an item are below it."""
-URN_STATES = 10**6
-"""Most count vectors the urn's tables may hold (the compositions of up to the largest item's
-labels into the classes, ``binom(m + C, C)``; three int64 tables of that many rows by
-``C``)."""
+URN_STATES = 10**5
+"""Most count vectors the urn's tables may hold: the compositions of up to the largest item's
+labels into the classes, ``binom(m + C, C)``, in three int64 tables of that many rows by
+``C`` (24 MB at ten classes). Two classes allow items of up to 445 labels, three up to 82."""
 SAMPLERS = ("urn", "single-site")
 
 

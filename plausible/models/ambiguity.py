@@ -48,7 +48,9 @@ step exact): the confusion rows given the intended classes, the population ``(ka
 given the per-item counts of intended classes with every ``lambda_i`` integrated out (a
 Dirichlet-multinomial population, as the hierarchical Dirichlet vote model draws it), each
 intended class ``t_r`` with ``lambda`` integrated out, ``P(t_r = c | rest) ∝ (alpha_c +
-n_{i c}^{-r}) theta_j[c, x_r]``, and at kept draws ``lambda_i ~ Dirichlet(alpha + n_i)``. The
+n_{i c}^{-r}) theta_j[c, x_r]`` (``sampler="single-site"``) or, where the Pólya urn below is
+cheap, ``kappa`` with the intended classes summed out too and then each item's intended
+classes jointly (``sampler="urn"``), and at kept draws ``lambda_i ~ Dirichlet(alpha + n_i)``. The
 kernel is :func:`plausible.sample`'s sampler and the model's one PyMC step
 (``pm.sample(model=model, step=pl.inference.steps(model))``). ``gibbs=False`` leaves the PyMC
 graph, with the intended classes summed out, to NUTS: the independent check.
@@ -202,7 +204,11 @@ def build(labels: Labels, *, reliability: float = 1, confusion_prior: tuple = (4
     class) instead of the learned ``kappa
     mu``; ``concentration_prior``: Gamma ``(shape, rate)`` of ``kappa`` (default ``(1, 1 /
     C)``). ``gibbs``: the compiled exact kernel (module) or, False, NUTS on the graph with the
-    intended classes summed out. Known classes are refused (module)."""
+    intended classes summed out. ``sampler``: how the kernel draws the intended classes,
+    ``"urn"`` (``kappa`` with them summed out, then each item's jointly), ``"single-site"``
+    or None, the urn where its forward pass is cheap
+    (:func:`plausible.inference.ambiguity_sampler.choose_sampler`). Known classes are
+    refused (module)."""
     check_labels(labels)
     gamma = (positive_integer("reliability", reliability, WHOLE_RELIABILITY) if gibbs
              else positive("reliability", reliability))

@@ -382,8 +382,8 @@ def test_simulation_based_calibration_and_interval_coverage():
     the true item distributions and confusion rows among the posterior draws are uniform
     (Talts et al. 2018), and the central 90 % intervals of ``lambda_i`` and of the confusion
     rows cover the truth at their nominal rate, within simulation error. (With the
-    population learned, the ranks of ``lambda`` pile at both ends on populations with
-    ``kappa`` below about 0.3: docs/models/ambiguity.md.)"""
+    population learned the items of a data set share it and are not independent replicates;
+    ``benchmarks/study_ambiguity_sbc.py`` measures that case with the data set as the unit.)"""
     from plausible.inference.sbc import simulation_based_calibration
 
     C, I, J = 2, 20, 4
