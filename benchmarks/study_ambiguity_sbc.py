@@ -49,31 +49,22 @@ import warnings
 import numpy as np
 from scipy import stats
 
-from plausible.data import Labels
 from plausible.inference.sbc import simulation_based_calibration
 from plausible.models import ambiguity
-from plausible.models.dawid_skene import confusion_concentration
 
 C, I, J = 2, 20, 4
 BINS = 10
 
 
 def simulator(kappas):
-    """``simulate(rng) -> (truth, labels)`` from the prior (module); each draw's ``kappa``
-    appended to ``kappas``."""
-    beta = confusion_concentration(C, (4.0, 1.0))
+    """``simulate(rng) -> (truth, labels)`` from the prior (module,
+    :func:`plausible.models.ambiguity.simulate`); each draw's ``kappa`` appended to
+    ``kappas``."""
 
     def simulate(rng):
-        alpha = rng.gamma(1.0, C) * rng.dirichlet(np.ones(C))
-        kappas.append(alpha.sum())
-        lam = rng.dirichlet(alpha, I)
-        theta = np.stack([[rng.dirichlet(beta[c]) for c in range(C)] for _ in range(J)])
-        item, annotator = np.repeat(np.arange(I), J), np.tile(np.arange(J), I)
-        intended = (rng.random(item.size)[:, None] > lam[item].cumsum(axis=1)).sum(axis=1)
-        rows = theta[annotator, intended].cumsum(axis=1)
-        label = np.minimum((rng.random(item.size)[:, None] > rows).sum(axis=1), C - 1)
-        data = Labels(item, annotator, label, np.arange(I), np.arange(J), np.arange(C))
-        return {"plausibility": lam, "confusion": theta}, data
+        truth, labels = ambiguity.simulate(rng, n_items=I, n_annotators=J, n_classes=C)
+        kappas.append(truth["alpha"].sum())
+        return truth, labels
 
     return simulate
 

@@ -189,6 +189,29 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
     return out
 
 
+def simulate(rng: np.random.Generator, n_items: int, n_annotators: int, n_classes: int = 2, *,
+             confusion_prior: tuple = (4.0, 1.0)) -> tuple[dict, Labels]:
+    """Parameters and labels drawn from the model's prior (the default priors of
+    :func:`build`), every annotator labelling every item once, each label through its own
+    intended class: ``kappa ~ Gamma(1, rate 1 / C)``, ``mu ~ Dirichlet(1)``, ``lambda_i ~
+    Dirichlet(kappa mu)``, ``theta_j[c] ~ Dirichlet(beta_c)``, ``t ~ lambda_i``, ``x ~
+    theta_j[t]``. Returns the truth (``"alpha" (class,)``, ``"plausibility" (item, class)``,
+    ``"confusion" (annotator, class, label_class)``) and the labels, for simulation-based
+    calibration."""
+    C, I, J = n_classes, n_items, n_annotators
+    beta = confusion_concentration(C, confusion_prior)
+    alpha = rng.gamma(1.0, C) * rng.dirichlet(np.ones(C))
+    lam = rng.dirichlet(alpha, I)
+    theta = np.stack([[rng.dirichlet(beta[c]) for c in range(C)] for _ in range(J)])
+    item, annotator = np.repeat(np.arange(I), J), np.tile(np.arange(J), I)
+    intended = np.minimum((rng.random(item.size)[:, None] > lam[item].cumsum(axis=1)).sum(axis=1),
+                          C - 1)
+    rows = theta[annotator, intended].cumsum(axis=1)
+    label = np.minimum((rng.random(item.size)[:, None] > rows).sum(axis=1), C - 1)
+    labels = Labels(item, annotator, label, np.arange(I), np.arange(J), np.arange(C))
+    return {"alpha": alpha, "plausibility": lam, "confusion": theta}, labels
+
+
 @reads("labels")
 def build(labels: Labels, *, reliability: float = 1, confusion_prior: tuple = (4.0, 1.0),
           gibbs: bool = True, concentration=None, concentration_prior: tuple | None = None,
@@ -276,4 +299,4 @@ def build(labels: Labels, *, reliability: float = 1, confusion_prior: tuple = (4
 
 
 __all__ = ["MARGINAL_COST", "WHOLE_RELIABILITY", "build", "log_likelihood", "marginal_cost",
-           "replicate_labels"]
+           "replicate_labels", "simulate"]

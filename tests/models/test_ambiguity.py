@@ -386,21 +386,12 @@ def test_simulation_based_calibration_and_interval_coverage():
     ``benchmarks/study_ambiguity_sbc.py`` measures that case with the data set as the unit.)"""
     from plausible.inference.sbc import simulation_based_calibration
 
-    C, I, J = 2, 20, 4
-    beta = confusion_concentration(C, (4.0, 1.0))
     population = {}
 
     def simulate(rng):
-        alpha = rng.gamma(1.0, C) * rng.dirichlet(np.ones(C))  # kappa ~ Gamma(1, rate 1 / C)
-        population["alpha"] = alpha
-        lam = rng.dirichlet(alpha, I)
-        theta = np.stack([[rng.dirichlet(beta[c]) for c in range(C)] for _ in range(J)])
-        item, annotator = np.repeat(np.arange(I), J), np.tile(np.arange(J), I)
-        intended = (rng.random(item.size)[:, None] > lam[item].cumsum(axis=1)).sum(axis=1)
-        rows = theta[annotator, intended].cumsum(axis=1)
-        label = np.minimum((rng.random(item.size)[:, None] > rows).sum(axis=1), C - 1)
-        data = Labels(item, annotator, label, np.arange(I), np.arange(J), np.arange(C))
-        return {"plausibility": lam, "confusion": theta}, data
+        truth, data = ambiguity.simulate(rng, n_items=20, n_annotators=4)
+        population["alpha"] = truth["alpha"]
+        return truth, data
 
     result = simulation_based_calibration(
         lambda data: ambiguity.build(data, concentration=population["alpha"]), simulate,
