@@ -31,12 +31,6 @@ import numba
 import numpy as np
 
 
-RESCALE_BELOW, RESCALE_ABOVE = 1e-150, 1e150
-"""The range a level's largest weight may take in :func:`item_forward` before the level is
-rescaled: a step multiplies the weights by at least the smallest channel entry over ``A + n``,
-so they stay far from float64's limits (1e-308, 1e308) between two checks."""
-
-
 def compositions(n_classes: int, max_total: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every count vector of ``0 .. max_total`` labels over ``n_classes`` classes, level by
     level: ``counts (state, class)`` int64, ``successor (state, class)`` int64 (the state
@@ -70,9 +64,8 @@ def item_forward(weight, theta, alpha, annotator, label, n, counts, successor,
                  offset):  # pragma: no cover - compiled
     """The forward pass of one item's ``n`` labels ``annotator, label (n,)`` at ``theta
     (annotator, class, label_class)`` and ``alpha (class,)``: ``weight`` (at least
-    ``offset[n + 1]``) holds every level's urn weights, a level rescaled by its largest
-    when that leaves ``(RESCALE_BELOW, RESCALE_ABOVE)`` (each level's scale is its own:
-    :func:`item_backward` compares weights within a level only);
+    ``offset[n + 1]``) holds every level's urn weights, each level rescaled by its largest
+    (:func:`item_backward` compares weights within a level only);
     returns ``log p(x | theta, alpha)`` (module), ``-inf`` when no intended class can give
     some label."""
     n_classes = alpha.size
@@ -99,10 +92,9 @@ def item_forward(weight, theta, alpha, annotator, label, n, counts, successor,
             largest = max(largest, weight[state])
         if largest == 0.0:  # a label no intended class can give
             return -np.inf
-        if not RESCALE_BELOW < largest < RESCALE_ABOVE:
-            for state in range(offset[r + 1], offset[r + 2]):
-                weight[state] /= largest
-            log_scale += math.log(largest)
+        for state in range(offset[r + 1], offset[r + 2]):
+            weight[state] /= largest
+        log_scale += math.log(largest)
     total = 0.0
     for state in range(offset[n], offset[n + 1]):
         total += weight[state]

@@ -193,6 +193,29 @@ def test_backward_sampling_draws_an_items_intended_classes_from_their_posterior(
     assert z.max() < 4.5, z.max()
 
 
+def test_the_forward_pass_stays_exact_with_confusion_entries_near_float64s_floor():
+    """Every level of the urn's forward pass is rescaled, so labels whose channel entries are
+    as small as 1e-149 and 1e-170 for every class (a confusion prior with tiny weights allows
+    them) give the enumerated marginal: with the weights rescaled only when they leave a
+    range, the second label took them below float64's normal floor."""
+    from scipy.special import logsumexp
+
+    from plausible.maths.dirichlet_mixture import compositions, item_forward
+
+    C, n = 2, 6
+    theta = np.array([[[1.0, 1e-200], [1e-200, 1.0]]] * n)  # (annotator, class, label)
+    theta[0, :, 0], theta[1, :, 1] = 1e-149, 1e-170
+    alpha = np.array([0.4, 0.7])
+    annotator, label = np.arange(n), np.array([0, 1, 0, 1, 1, 0])
+    t_all = np.array(list(itertools.product(range(C), repeat=n)))
+    counts_all = np.stack([np.bincount(t, minlength=C) for t in t_all]).astype(float)
+    log_p = _log_dm(counts_all, alpha) + np.log(theta[annotator, t_all, label]).sum(axis=1)
+    counts, successor, offset = compositions(C, n)
+    got = item_forward(np.empty(offset[-1]), theta, alpha, annotator, label, n, counts,
+                       successor, offset)
+    np.testing.assert_allclose(got, logsumexp(log_p), rtol=1e-12)
+
+
 def test_the_sampler_is_chosen_by_the_urns_cost_and_refused_in_one_line():
     """``sampler=None`` takes the urn where a forward pass is cheap (two classes, ten labels
     an item) and the single-site sweep where it is not; an urn whose tables would not fit, or
