@@ -374,11 +374,11 @@ class AmbiguityKernel:
                                   (self.n_annotators, C, C)),
             "plausibility": Variable(("item", "class"), (self.n_items, C), dtype)}
         self.stats = {"classes_changed": Variable((), (), np.int64)}
-        self.sampler = choose_sampler(np.bincount(self.item, minlength=self.n_items), C,
-                                      sampler)
+        labels_per_item = np.diff(self.offsets)
+        self.sampler = choose_sampler(labels_per_item, C, sampler)
         if self.sampler == "urn":
-            longest = int(np.diff(self.offsets).max(initial=0))
-            self.counts, self.successor, self.urn_offset = compositions(C, longest)
+            self.counts, self.successor, self.urn_offset = compositions(
+                C, int(labels_per_item.max(initial=0)))
             self.predecessor = predecessors(self.successor)
             self.sorted_annotator = self.annotator[self.order]
             self.sorted_label = self.label[self.order]

@@ -204,10 +204,8 @@ def simulate(rng: np.random.Generator, n_items: int, n_annotators: int, n_classe
     lam = rng.dirichlet(alpha, I)
     theta = np.stack([[rng.dirichlet(beta[c]) for c in range(C)] for _ in range(J)])
     item, annotator = np.repeat(np.arange(I), J), np.tile(np.arange(J), I)
-    intended = np.minimum((rng.random(item.size)[:, None] > lam[item].cumsum(axis=1)).sum(axis=1),
-                          C - 1)
-    rows = theta[annotator, intended].cumsum(axis=1)
-    label = np.minimum((rng.random(item.size)[:, None] > rows).sum(axis=1), C - 1)
+    intended = categorical_draws(rng, lam[item])
+    label = categorical_draws(rng, theta[annotator, intended])
     labels = Labels(item, annotator, label, np.arange(I), np.arange(J), np.arange(C))
     return {"alpha": alpha, "plausibility": lam, "confusion": theta}, labels
 
