@@ -13,7 +13,8 @@
 
 ``aggregate`` reads the data (:mod:`plausible.data.tables`), picks the model (named, or the
 default for the data's format, :data:`DEFAULT_MODELS`; for labels, ``"auto"``: the candidate
-PSIS-LOO ranks first), builds it through the registry, samples it with
+PSIS-LOO ranks first, stacked with the candidates of its meaning), builds it through the
+registry, samples it with
 :func:`plausible.sample` and wraps the trace in an :class:`Aggregation`.
 
 **Top class and certainty.** Per item, ``top_class`` is the class most often the most
@@ -26,6 +27,7 @@ posterior is spread out).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -50,9 +52,11 @@ from plausible.diagnostics import (
     rating_predictive_check,
     vote_predictive_check,
 )
-from plausible.diagnostics.convergence import NOT_CONVERGED
+from plausible.diagnostics.convergence import NOT_CONVERGED, combined_report
 from plausible.diagnostics.model_selection import Selection, select
 from plausible.inference import sample
+from plausible.inference.driver import assemble
+from plausible.inference.stacking import mixture_draws, slot_counts
 from plausible.inference.sampling import AutoDrawsUnavailable
 from plausible.metrics.predictions import class_positions
 from plausible.metrics.multi_label import label_certainty
@@ -145,7 +149,8 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         of :data:`AUTO_CANDIDATES` for the format and keep the converged one with the highest
         PSIS-LOO elpd (:func:`plausible.diagnostics.model_selection.select`; the result's
         ``selection`` says why; ``max_seconds`` then bounds all the fits together, and no
-        model options are taken). Default by format (:data:`DEFAULT_MODELS`: ``"auto"`` for
+        model options are taken), stacked with the converged candidates of the same meaning
+        of the plausibility (the mixture of their draws, :attr:`Aggregation.members`). Default by format (:data:`DEFAULT_MODELS`: ``"auto"`` for
         labels). Labels given to a votes model are counted per item.
     reliability : float, optional
         The model's reliability ``gamma`` (its own default when None).
@@ -261,7 +266,8 @@ def _choose(annotations, *, default: bool, reliability, max_seconds, known, **se
             ) -> Aggregation:
     """``model="auto"``: fit every candidate (:func:`auto_candidates`) with the same
     settings and return the one :func:`plausible.diagnostics.model_selection.select` picks,
-    its :class:`~plausible.diagnostics.model_selection.Selection` attached. ``max_seconds``
+    its :class:`~plausible.diagnostics.model_selection.Selection` attached, or the stack of
+    the candidates of its meaning (:func:`stacked_trace`, the members kept). ``max_seconds``
     bounds the whole choice: each fit gets an even share of what is left. Candidates that
     cannot take the request (a fractional reliability for a sampler that repeats labels,
     known classes for the ambiguity model) are left out and noted."""
@@ -293,11 +299,42 @@ def _choose(annotations, *, default: bool, reliability, max_seconds, known, **se
                                    max_seconds=budget, known=known, **settings)
     not_converged = {name: _unconverged(fit.convergence()) for name, fit in fits.items()
                      if not fit.convergence().converged}
-    selection = select({name: fit.trace for name, fit in fits.items()}, not_converged)
+    selection = select({name: fit.trace for name, fit in fits.items()}, not_converged,
+                       {name: models.entry(name).plausibility for name in fits})
     if skipped:
         selection = replace(selection, notes=(*selection.notes, *skipped))
     chosen = fits[selection.chosen]
-    return replace(chosen, default=default, selection=selection)
+    if not selection.stacked:
+        return replace(chosen, default=default, selection=selection)
+    members = {name: fits[name] for name in selection.stack}
+    return Aggregation(trace=stacked_trace(members, selection.stack, settings.get("seed"),
+                                           fits[selection.chosen].trace),
+                       model=selection.chosen, data=chosen.data, default=default,
+                       selection=selection, members=members)
+
+
+def stacked_trace(members: dict[str, Aggregation], weights: dict[str, float],
+                  seed: int | None, base: xr.DataTree) -> xr.DataTree:
+    """The trace of a stacked result: ``posterior/plausibility (chain, draw, item, class)``,
+    the mixture of the members' plausibility draws with ``weights``
+    (:func:`plausible.inference.stacking.mixture_draws`, its draws chosen by ``seed``), the
+    weights in the posterior's ``stack`` attribute (JSON), the members' summed
+    ``sampling_seconds`` and what stopped each one's draws (``draws_stopped_by``); ``observed_data`` and ``constant_data`` of ``base`` (a member's
+    trace: the members share the data)."""
+    draws = {name: member.trace["posterior"]["plausibility"]
+             for name, member in members.items()}
+    mixed = mixture_draws(draws, weights, np.random.default_rng(seed))
+    seconds = sum(float(member.trace["posterior"].attrs.get("sampling_seconds", 0.0))
+                  for member in members.values())
+    stopped = "; ".join(f"{name}: {member.trace['posterior'].attrs['draws_stopped_by']}"
+                        for name, member in members.items()
+                        if "draws_stopped_by" in member.trace["posterior"].attrs)
+    posterior = xr.Dataset({"plausibility": mixed}, attrs={
+        "sampler": "stacking", "stack": json.dumps(weights), "sampling_seconds": seconds,
+        **({"draws_stopped_by": stopped} if stopped else {})})
+    data = {group: base[group].to_dataset() for group in ("observed_data", "constant_data")
+            if group in base.children}
+    return assemble(posterior, **data)
 
 
 def _unconverged(report) -> str:
@@ -374,6 +411,7 @@ class Aggregation:
     default: bool = False
     options: dict = field(default_factory=dict)
     selection: Selection | None = None
+    members: dict[str, Aggregation] | None = None
 
     def __post_init__(self):
         self._cache = {}
@@ -547,7 +585,9 @@ class Aggregation:
         convergence_report`), computed once: on stored per-item draws it can take longer
         than the sampling."""
         if "convergence" not in self._cache:
-            self._cache["convergence"] = convergence_report(self.trace)
+            self._cache["convergence"] = (
+                convergence_report(self.trace) if self.members is None else
+                combined_report({name: m.convergence() for name, m in self.members.items()}))
         return self._cache["convergence"]
 
     def check(self, *, draws: int = 200, seed: int | None = 0) -> Check:
@@ -555,6 +595,9 @@ class Aggregation:
         model's posterior predictive check on ``draws`` replicated data sets."""
         report = self.convergence()
         kind, entry = self.format, models.entry(self.model)
+        if self.members is not None:
+            return Check(report, annotation_predictive_check(
+                self.data, self._replicate_stack(draws, seed)))
         if self.data is None:
             return Check(report, None, "the workers read the annotations, so this run holds no "
                                        "copy to replicate")
@@ -579,6 +622,17 @@ class Aggregation:
                 self.data, replicated, ordinal=self.model == "ordered-probit"))
         return Check(report, None, f"the {self.model} model has none yet")
 
+    def _replicate_stack(self, draws: int, seed: int | None) -> np.ndarray:
+        """Labels replicated from a stacked result's mixture, int ``(sample, annotation)``:
+        each member's replicates in the share of ``draws`` its weight gives
+        (:func:`plausible.inference.stacking.slot_counts`)."""
+        names = list(self.selection.stack)
+        counts = slot_counts(np.array([self.selection.stack[n] for n in names]), draws)
+        return np.concatenate([
+            models.entry(name).replicate(self.members[name].trace, self.data, draws=count,
+                                         seed=None if seed is None else seed + place)
+            for place, (name, count) in enumerate(zip(names, counts)) if count])
+
     def next_items(self, budget: int, *, threshold: float = 0.95, strategy: str = "information",
                    min_gain: float = 1e-3, pairs=None, draws: int = 500,
                    seed: int | None = None) -> pd.DataFrame:
@@ -589,7 +643,12 @@ class Aggregation:
         ``threshold`` are settled; an empty frame means stop. For comparisons, the next pairs
         to compare (:func:`plausible.active.next_pairs`); for label sets, the next (item,
         annotator) sets to ask for, an item settled when every label is
-        (:func:`plausible.active.next_label_sets`)."""
+        (:func:`plausible.active.next_label_sets`). A stacked result asks the member of the
+        largest weight (:attr:`members`)."""
+        if self.members is not None:
+            return self.members[next(iter(self.selection.stack))].next_items(
+                budget, threshold=threshold, strategy=strategy, min_gain=min_gain,
+                pairs=pairs, draws=draws, seed=seed)
         if self.format == "comparisons":
             if strategy != "information" or pairs is not None:
                 raise ValueError("comparisons are planned by information gain on the worths' "
@@ -648,6 +707,15 @@ class Aggregation:
         with :func:`load`. Plausibilities and log-likelihoods computed when read are
         computed block by block as they are written, so the file holds every draw."""
         path = Path(path)
+        tree = self._saved_tree()
+        write_atomic(path, lambda tmp: tree.to_zarr(tmp) if path.suffix == ".zarr"
+                     else tree.to_netcdf(tmp, engine="h5netcdf"))
+        return path
+
+    def _saved_tree(self) -> xr.DataTree:
+        """The trace as :meth:`save` writes it: the model's name, format, options and
+        selection in its attributes, and a stacked result's members in its ``members``
+        group, one child each."""
         tree = self.trace.copy()
         if "computed_when_read" in tree["posterior"].attrs:
             tree["posterior"].attrs["computed_when_read"] = ""  # written out below
@@ -655,12 +723,16 @@ class Aggregation:
                            "plausible_options": repr(self.options)})
         if self.selection is not None:
             tree.attrs["plausible_selection"] = self.selection.to_json()
-        write_atomic(path, lambda tmp: tree.to_zarr(tmp) if path.suffix == ".zarr"
-                     else tree.to_netcdf(tmp, engine="h5netcdf"))
-        return path
+        if self.members is not None:
+            tree["members"] = xr.DataTree(children={
+                name: member._saved_tree() for name, member in self.members.items()})
+        return tree
 
     def __repr__(self) -> str:
-        chosen = (f" (chosen by PSIS-LOO among {len(self.selection.candidates)} candidates)"
+        stacked = self.selection is not None and self.selection.stacked
+        chosen = (f" (chosen by PSIS-LOO among {len(self.selection.candidates)} candidates"
+                  + (f", stacked with {len(self.selection.stack) - 1} of the same meaning)"
+                     if stacked else ")")
                   if self.selection is not None else
                   f" (default for {self.format})" if self.default else "")
         posterior = self.trace["posterior"]
@@ -786,11 +858,24 @@ def load(path) -> Aggregation:
             tree = opened.load()
     if "plausible_model" not in tree.attrs:
         raise ValueError(f"{path} is not a saved plausible aggregation (no model name)")
+    return _from_tree(tree)
+
+
+def _from_tree(tree: xr.DataTree, data=None) -> Aggregation:
+    """The :class:`Aggregation` of a saved tree (:meth:`Aggregation._saved_tree`), its
+    ``members`` group rebuilt as the stacked result's members, on ``data`` when given (a
+    member shares its result's data)."""
     attrs = {k: tree.attrs.pop(k) for k in _META if k in tree.attrs}
-    data = _data_from_trace(tree, attrs["plausible_format"])
+    saved = tree["members"] if "members" in tree.children else None
+    if saved is not None:
+        del tree["members"]
+    data = _data_from_trace(tree, attrs["plausible_format"]) if data is None else data
+    members = (None if saved is None else
+               {name: _from_tree(child.copy(), data) for name, child in saved.children.items()})
     selection = attrs.get("plausible_selection")
     return Aggregation(trace=tree, model=attrs["plausible_model"], data=data,
-                       selection=None if selection is None else Selection.from_json(selection))
+                       selection=None if selection is None else Selection.from_json(selection),
+                       members=members)
 
 
 def _data_from_trace(tree: xr.DataTree, kind: str):

@@ -586,8 +586,10 @@ def _console():
 def _print_summary(console, args, result, frame, description, elapsed, checked, output, saved):
     from rich.table import Table
 
-    chosen = (" (chosen by PSIS-LOO)" if result.selection is not None
-              else "" if args.model is not None else " (--ordinal)"
+    chosen = ((" (chosen by PSIS-LOO, stacked with "
+               + ", ".join(name for name in result.selection.stack if name != result.model)
+               + ")" if result.selection.stacked else " (chosen by PSIS-LOO)")
+              if result.selection is not None else "" if args.model is not None else " (--ordinal)"
               if getattr(args, "ordinal", False) else " (default for the format)")
     sizes = result.sizes
     console.print(f"[bold]{description}[/]: {sizes['item']} items, {sizes['class']} classes; "
@@ -828,7 +830,8 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--dataset", choices=["toy", "cifar10h", "dermatology"],
                         help="a built-in data set instead of a file (toy needs no download)")
     agg.add_argument("--model", default=None, help="registry name, or auto (default: by format; "
-                     "for labels auto, the candidate models' choice by PSIS-LOO)")
+                     "for labels auto, the candidate models' choice by PSIS-LOO, stacked with "
+                     "those of the same meaning)")
     _add_input_options(agg)
     agg.add_argument("--threshold", type=float, default=None,
                      help="ratings: the score above which an item is positive (required)")

@@ -4,6 +4,7 @@ model, ids end to end, labels / certainty / evaluate / check / to_frame, save an
 import tempfile
 from pathlib import Path
 
+import arviz as az
 import matplotlib
 import numpy as np
 import pandas as pd
@@ -79,25 +80,48 @@ def test_string_ids_survive_and_the_default_model_is_said():
 def test_the_default_for_labels_is_the_candidate_loo_ranks_first_and_a_save_keeps_why():
     """``model="auto"`` (the default for labels): the chosen model is the converged candidate
     with the highest PSIS-LOO elpd, recomputed here from each candidate fitted alone with the
-    same settings; the result says so and a saved run keeps the table and the reason."""
+    same settings; on these data the two candidates that read a plausibility as one true class
+    are stacked, with ``az.compare``'s stacking weights of those two alone, and every draw of
+    the result is a draw of one of them in those proportions. The result says so and a saved
+    run keeps the table, the reason and the members."""
     table = crowd(n_items=80)
     result = pl.aggregate(table, seed=1)
     candidates = pl.aggregation.AUTO_CANDIDATES["labels"]
     assert result.default and result.selection.candidates == candidates
-    elpd = {}
+    elpd, alone = {}, {}
     for name in candidates:
-        alone = pl.aggregate(table, name, seed=1)
-        if alone.convergence().status != "not converged":
-            elpd[name] = pl.diagnostics.loo(alone.trace).elpd
-    assert elpd and result.model == max(elpd, key=elpd.get)
+        alone[name] = pl.aggregate(table, name, seed=1)
+        if alone[name].convergence().status != "not converged":
+            elpd[name] = pl.diagnostics.loo(alone[name].trace)
+    assert elpd and result.model == max(elpd, key=lambda n: elpd[n].elpd)
     ranked = result.selection.table.dropna(subset=["elpd"])
-    np.testing.assert_allclose(ranked["elpd"].to_numpy(), [elpd[n] for n in ranked.index])
-    assert f"{result.model} model (chosen by PSIS-LOO among 3 candidates)" in repr(result)
+    np.testing.assert_allclose(ranked["elpd"].to_numpy(), [elpd[n].elpd for n in ranked.index])
+    same = [n for n in elpd if pl.models.entry(n).plausibility == pl.models.TRUE_CLASS_POSTERIOR]
+    assert result.selection.stacked and set(result.selection.stack) == set(same)
+    weights = az.compare({n: elpd[n] for n in same}, round_to="none")["weight"]
+    for name in same:
+        assert result.selection.stack[name] == pytest.approx(weights[name], abs=1e-6)
+    mixed = result.trace.posterior["plausibility"].values  # (chain, draw, item, class)
+    source = np.zeros(mixed.shape[:2], dtype=int)
+    for place, name in enumerate(result.selection.stack):
+        own = alone[name].trace.posterior["plausibility"].transpose(
+            "chain", "draw", "item", "class").values
+        for c in range(mixed.shape[0]):  # which of the chain's draws each mixed draw is
+            hit = (mixed[c][:, None] == own[c][None]).all(axis=(2, 3)).any(axis=1)
+            source[c][hit] = place + 1
+    assert (source > 0).all()
+    share = (source == 1).mean(axis=1)
+    assert np.abs(share - result.selection.stack[result.model]).max() <= 1 / mixed.shape[1]
+    assert (f"{result.model} model (chosen by PSIS-LOO among 3 candidates, stacked with 1 of "
+            "the same meaning)") in repr(result)
     assert f"chosen: {result.model}: highest PSIS-LOO elpd among" in repr(result)
+    assert result.convergence().converged and "glad: " in result.convergence().table.index[0]
     with tempfile.TemporaryDirectory() as folder:
         loaded = pl.load(result.save(Path(folder) / "run.nc"))
         page = loaded.report(Path(folder) / "report.html").read_text()
     assert loaded.selection.reason == result.selection.reason
+    assert list(loaded.members) == list(result.members)
+    xr.testing.assert_equal(loaded.plausibility, result.plausibility)
     assert f"Model chosen: {result.model}: highest PSIS-LOO elpd" in page
     assert 'id="model-choice"' in page
     pd.testing.assert_frame_equal(loaded.selection.table, result.selection.table,

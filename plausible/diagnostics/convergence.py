@@ -264,3 +264,23 @@ def convergence_report(
     return ConvergenceReport(table=table, rhat_max=rhat_max, ess_min=ess_min, n_chains=n_chains,
                              n_draws=n_draws, seconds=None if seconds is None else float(seconds),
                              modes=chain_modes(trace) if readable else None)
+
+
+def combined_report(reports: dict[str, ConvergenceReport]) -> ConvergenceReport:
+    """One report of several models' chains (name -> its report), as for a stacked result,
+    whose mixture of draws has converged when every model's chains have: each model's rows,
+    named ``"model: variable"``, and its items on whose most plausible class the chains
+    disagree, named ``"model: item"``; the fewest chains and draws; no sampling time (the
+    models' ESS per second are in their own reports)."""
+    first = next(iter(reports.values()))
+    tables, modes = [], []
+    for name, report in reports.items():
+        tables.append(report.table.rename(index=lambda variable: f"{name}: {variable}"))
+        if report.modes is not None and not report.modes.empty:
+            modes.append(report.modes.assign(item=[f"{name}: {item}"
+                                                   for item in report.modes["item"]]))
+    return ConvergenceReport(
+        table=pd.concat(tables), rhat_max=first.rhat_max, ess_min=first.ess_min,
+        n_chains=min(report.n_chains for report in reports.values()),
+        n_draws=min(report.n_draws for report in reports.values()),
+        modes=pd.concat(modes, ignore_index=True) if modes else None)

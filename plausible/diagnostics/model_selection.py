@@ -11,10 +11,12 @@ terms are unreliable).
 :func:`select` picks the model with the highest ``elpd`` among the candidates whose chains
 converged (an unconverged chain's elpd describes the chain, not the model) and says why in a
 :class:`Selection`: by how much it leads the next, in standard errors of the difference, and
-its stacking weight. Choosing one model rather than averaging keeps one meaning of the
-plausibility (an item's distribution over classes, or the posterior of its one true class),
-which averaging two families would blur; the stacking weights say how decisive the choice
-is.
+its stacking weight. Given each candidate's meaning of the plausibility (an item's
+distribution over classes, or the posterior of its one true class), it also weighs the
+converged candidates that share the chosen model's meaning by Bayesian stacking among
+themselves (:attr:`Selection.stack`): averaging within one meaning sharpens the estimate
+where the data hardly tell the models apart, and averaging across the two meanings would
+blur what the plausibility is, so the chosen model's meaning decides which models combine.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import io
 import json
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import arviz as az
 import numpy as np
@@ -33,6 +35,10 @@ from plausible.diagnostics.leave_one_out import loo
 
 PARETO_K = 0.7
 """Pareto ``k`` above which an item's PSIS-LOO term is unreliable."""
+MIN_STACK_WEIGHT = 0.01
+"""Least stacking weight for a model to join :attr:`Selection.stack` (the weights of those
+that join are renormalised): below it a model moves the combined plausibility by less than
+the Monte Carlo error of its draws."""
 COLUMNS = ["rank", "elpd", "elpd_diff", "dse", "se", "weight", f"share_k_above_{PARETO_K}"]
 
 
@@ -43,7 +49,15 @@ def loo_table(traces: dict[str, xr.DataTree], left_out: dict[str, str] | None = 
     (name -> why) or without a log-likelihood are left out and noted, ArviZ's warnings kept
     as notes instead of printed, and per model the items whose Pareto k exceeds
     :data:`PARETO_K`."""
-    left_out = left_out or {}
+    results, notes = _loo_results(traces, left_out or {})
+    table, compare_notes = _compare(results)
+    return table, notes + compare_notes
+
+
+def _loo_results(traces: dict[str, xr.DataTree], left_out: dict[str, str]
+                 ) -> tuple[dict, list[str]]:
+    """PSIS-LOO of every trace not in ``left_out`` that has a log-likelihood (name -> ArviZ's
+    result), and the notes (:func:`loo_table`)."""
     results, notes = {}, []
     for name, trace in traces.items():
         if name in left_out:
@@ -58,8 +72,25 @@ def loo_table(traces: dict[str, xr.DataTree], left_out: dict[str, str] | None = 
                 except ValueError as error:  # too few draws for PSIS
                     notes.append(f"{name}: left out of LOO, PSIS-LOO failed ({error})")
             notes += [f"{name}: {w.message}" for w in caught if "Pareto" not in str(w.message)]
+    for name, result in results.items():
+        k = np.asarray(result.pareto_k)
+        high = int((k > PARETO_K).sum())
+        if high:
+            [pointwise] = traces[name]["log_likelihood"].data_vars.values()
+            unit = ("ratings" if "rating" in pointwise.dims  # per rating, per comparison
+                    else "comparisons" if "comparison" in pointwise.dims else "items")
+            notes.append(f"{name}: {high} of {k.size} {unit} ({high / k.size:.2%}) have Pareto "
+                         f"k > {PARETO_K}: their LOO terms are unreliable, and so is the elpd "
+                         "if they are many")
+    return results, notes
+
+
+def _compare(results: dict) -> tuple[pd.DataFrame, list[str]]:
+    """``az.compare`` of PSIS-LOO ``results`` in :data:`COLUMNS` (stacking weights), and
+    ArviZ's warnings as notes."""
     if not results:
-        return pd.DataFrame(columns=COLUMNS, index=pd.Index([], name="model")), notes
+        return pd.DataFrame(columns=COLUMNS, index=pd.Index([], name="model")), []
+    notes = []
     if len(results) == 1:
         [(name, result)] = results.items()
         table = pd.DataFrame({"rank": 0, "elpd": result.elpd, "elpd_diff": 0.0, "dse": 0.0,
@@ -72,16 +103,6 @@ def loo_table(traces: dict[str, xr.DataTree], left_out: dict[str, str] | None = 
     share = {name: float((np.asarray(result.pareto_k) > PARETO_K).mean())
              for name, result in results.items()}
     table = table.assign(**{f"share_k_above_{PARETO_K}": pd.Series(share)})
-    for name, result in results.items():
-        k = np.asarray(result.pareto_k)
-        high = int((k > PARETO_K).sum())
-        if high:
-            [pointwise] = traces[name]["log_likelihood"].data_vars.values()
-            unit = ("ratings" if "rating" in pointwise.dims  # per rating, per comparison
-                    else "comparisons" if "comparison" in pointwise.dims else "items")
-            notes.append(f"{name}: {high} of {k.size} {unit} ({high / k.size:.2%}) have Pareto "
-                         f"k > {PARETO_K}: their LOO terms are unreliable, and so is the elpd "
-                         "if they are many")
     return table[COLUMNS].rename_axis("model"), notes
 
 
@@ -92,12 +113,20 @@ class Selection:
     ``chosen``: the model's name; ``candidates``: every candidate, in the order given;
     ``table``: :func:`loo_table`'s rows of the ranked candidates plus ``converged`` (bool),
     every candidate a row (those LOO could not rank last, without numbers); ``notes``: what
-    was left out and why, and ArviZ's warnings."""
+    was left out and why, and ArviZ's warnings; ``stack``: name -> weight of the models whose
+    plausibilities combine (:func:`select`; the chosen model alone, weight 1, unless two or
+    more of the same meaning share the weight), best weight first."""
 
     chosen: str
     candidates: tuple[str, ...]
     table: pd.DataFrame
     notes: tuple[str, ...] = ()
+    stack: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def stacked(self) -> bool:
+        """Whether the plausibilities of two or more models combine (:attr:`stack`)."""
+        return len(self.stack) > 1
 
     @property
     def reason(self) -> str:
@@ -124,13 +153,17 @@ class Selection:
                      f"(Pareto k > {PARETO_K}), so its elpd may be optimistic")
         if not bool(row["converged"]):
             text += "; no candidate converged, so the ranking describes the chains"
+        if self.stacked:
+            weights = ", ".join(f"{name} {weight:.2f}" for name, weight in self.stack.items())
+            text += (f"; its plausibilities are combined with those of the models of the same "
+                     f"meaning by Bayesian stacking, weights {weights}")
         return text
 
     def to_json(self) -> str:
         """The selection as JSON (a saved run's attribute; :meth:`from_json` reads it)."""
         return json.dumps({"chosen": self.chosen, "candidates": list(self.candidates),
                            "table": json.loads(self.table.to_json(orient="split")),
-                           "notes": list(self.notes)})
+                           "notes": list(self.notes), "stack": self.stack})
 
     @classmethod
     def from_json(cls, text: str) -> Selection:
@@ -138,30 +171,48 @@ class Selection:
         fields = json.loads(text)
         table = pd.read_json(io.StringIO(json.dumps(fields["table"])), orient="split")
         return cls(fields["chosen"], tuple(fields["candidates"]), table.rename_axis("model"),
-                   tuple(fields["notes"]))
+                   tuple(fields["notes"]), fields.get("stack", {fields["chosen"]: 1.0}))
 
     def __repr__(self) -> str:
         lines = [f"Selection: {self.reason}", self.table.to_string()]
         return "\n".join(lines + [f"note: {note}" for note in self.notes])
 
 
-def select(traces: dict[str, xr.DataTree], not_converged: dict[str, str]) -> Selection:
+def select(traces: dict[str, xr.DataTree], not_converged: dict[str, str],
+           meanings: dict[str, str] | None = None) -> Selection:
     """The candidate (``traces``: name -> trace, in order of preference) with the highest
     PSIS-LOO elpd among those not in ``not_converged`` (name -> its worst quantity); when
-    none converged, among all of them, and said; when LOO can rank none, the first."""
+    none converged, among all of them, and said; when LOO can rank none, the first.
+
+    ``meanings`` (name -> what its plausibility is) asks for the stack as well: the converged
+    candidates of the chosen model's meaning are weighed by Bayesian stacking among
+    themselves (Yao et al. 2018: the weights ``w`` that maximise ``sum_i log sum_k w_k
+    p_k(y_i | y_-i)``, the PSIS-LOO predictive densities), those of weight at least
+    :data:`MIN_STACK_WEIGHT` kept and renormalised (:attr:`Selection.stack`). Without it, or
+    when the chosen model did not converge, the chosen model alone."""
     candidates = tuple(traces)
     converged = [name for name in candidates if name not in not_converged]
     pool = converged or list(candidates)
     left_out = {name: f"not converged: {why}" for name, why in not_converged.items()
                 if name in traces and name not in pool}
-    table, notes = loo_table(traces, left_out)
+    results, notes = _loo_results(traces, left_out)
+    table, compare_notes = _compare(results)
+    notes += compare_notes
     if not converged:
         notes.insert(0, "no candidate converged: LOO ranks unconverged chains (more draws, or "
                         "draws='auto')")
     chosen = table.index[0] if len(table) else candidates[0]
     table = table.reindex(list(table.index) + [n for n in candidates if n not in table.index])
     table["converged"] = [name not in not_converged for name in table.index]
-    return Selection(chosen, candidates, table, tuple(notes))
+    stack = {chosen: 1.0}
+    if meanings is not None and chosen in results and chosen in converged:
+        alike = {name: result for name, result in results.items()
+                 if name in converged and meanings[name] == meanings[chosen]}
+        if len(alike) > 1:
+            weights = _compare(alike)[0]["weight"]
+            kept = weights[weights >= MIN_STACK_WEIGHT].sort_values(ascending=False)
+            stack = {name: float(w) for name, w in (kept / kept.sum()).items()}
+    return Selection(chosen, candidates, table, tuple(notes), stack)
 
 
-__all__ = ["COLUMNS", "PARETO_K", "Selection", "loo_table", "select"]
+__all__ = ["COLUMNS", "MIN_STACK_WEIGHT", "PARETO_K", "Selection", "loo_table", "select"]
