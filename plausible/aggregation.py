@@ -75,15 +75,18 @@ AUTO_CANDIDATES = {
     "labels (binary)": ("annotator-beta", "dawid-skene", "ambiguity-dawid-skene"),
 }
 """The models ``model="auto"`` fits and chooses among by PSIS-LOO, in order of preference
-(the first is chosen when LOO can rank none). Multi-class labels: GLAD (an ability per
-annotator, a difficulty per item), hierarchical Dawid–Skene (confusion matrices shrunk to a
-population's) and each item's own distribution over the classes read through Dawid–Skene
-confusion matrices, so the data decide whether disagreement is annotator error or item
-ambiguity. The set is the one with the smallest mean and worst gap in Brier score to the best
-single model, among the sets that hold the ambiguity model, in the simulation study
-``benchmarks/study_auto_candidates.py`` (real-crowd structure with and without ambiguous
-items; its docstring has the numbers). Binary labels: Carpenter's hierarchical sensitivities
-and specificities, Dawid–Skene and the ambiguity model (not studied on binary simulations)."""
+(the first is chosen when LOO can rank none), then stacks with the converged candidates of the
+chosen one's meaning. Multi-class labels: GLAD (an ability per annotator, a difficulty per
+item), hierarchical Dawid–Skene (confusion matrices shrunk to a population's) and each item's
+own distribution over the classes read through Dawid–Skene confusion matrices, so the data
+decide whether disagreement is annotator error or item ambiguity. The set is the one with the
+smallest mean and worst gap in Brier score to the best single model, among the sets that hold
+the ambiguity model, in the simulation study ``benchmarks/study_auto_candidates.py``
+(real-crowd structure with and without ambiguous items; its docstring has the numbers); with
+stacking, GLAD and hierarchical Dawid–Skene combine, and over 10 simulated crowds and Snow's
+three tasks the result's mean gaps to the best single model are 0.002 in accuracy and 0.0003
+in Brier score. Binary labels: Carpenter's hierarchical sensitivities and specificities,
+Dawid–Skene and the ambiguity model (not studied on binary simulations)."""
 
 _META = ("plausible_model", "plausible_format", "plausible_options", "plausible_selection")
 

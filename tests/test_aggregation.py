@@ -116,6 +116,7 @@ def test_the_default_for_labels_is_the_candidate_loo_ranks_first_and_a_save_keep
             "the same meaning)") in repr(result)
     assert f"chosen: {result.model}: highest PSIS-LOO elpd among" in repr(result)
     assert result.convergence().converged and "glad: " in result.convergence().table.index[0]
+    assert "votes:" in result.check(draws=40).text  # labels replicated from the mixture
     with tempfile.TemporaryDirectory() as folder:
         loaded = pl.load(result.save(Path(folder) / "run.nc"))
         page = loaded.report(Path(folder) / "report.html").read_text()
