@@ -174,8 +174,8 @@ def main():
             data = pl.data.load_snow2008(task, home)
             gold = pd.Index(data.annotations.classes).get_indexer(data.gold.to_numpy())
             rows += study(task.upper(), data.annotations, gold, 0)
-            print(pd.DataFrame([r for r in rows if r["data"] == task.upper()]).to_string(index=False),
-                  flush=True)
+            print(pd.DataFrame([r for r in rows if r["data"] == task.upper()])
+                  .to_string(index=False), flush=True)
     table = pd.DataFrame(rows)
     pd.set_option("display.width", 200)
     print("\nMean over the data sets of each kind:")

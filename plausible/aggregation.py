@@ -153,8 +153,9 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         PSIS-LOO elpd (:func:`plausible.diagnostics.model_selection.select`; the result's
         ``selection`` says why; ``max_seconds`` then bounds all the fits together, and no
         model options are taken), stacked with the converged candidates of the same meaning
-        of the plausibility (the mixture of their draws, :attr:`Aggregation.members`). Default by format (:data:`DEFAULT_MODELS`: ``"auto"`` for
-        labels). Labels given to a votes model are counted per item.
+        of the plausibility (the mixture of their draws, :attr:`Aggregation.members`).
+        Default by format (:data:`DEFAULT_MODELS`: ``"auto"`` for labels). Labels given to a
+        votes model are counted per item.
     reliability : float, optional
         The model's reliability ``gamma`` (its own default when None).
     draws, chains, seed, max_seconds
@@ -322,8 +323,9 @@ def stacked_trace(members: dict[str, Aggregation], weights: dict[str, float],
     the mixture of the members' plausibility draws with ``weights``
     (:func:`plausible.inference.stacking.mixture_draws`, its draws chosen by ``seed``), the
     weights in the posterior's ``stack`` attribute (JSON), the members' summed
-    ``sampling_seconds`` and what stopped each one's draws (``draws_stopped_by``); ``observed_data`` and ``constant_data`` of ``base`` (a member's
-    trace: the members share the data)."""
+    ``sampling_seconds`` and what stopped each one's draws (``draws_stopped_by``);
+    ``observed_data`` and ``constant_data`` of ``base`` (a member's trace: the members share
+    the data)."""
     draws = {name: member.trace["posterior"]["plausibility"]
              for name, member in members.items()}
     mixed = mixture_draws(draws, weights, np.random.default_rng(seed))
