@@ -178,7 +178,8 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         from their labels); a few new labels then need a few sweeps, not a full run. With
         ``client``, any model the cluster runs (an earlier run in one process or on a
         cluster; GLAD and Su also continue from the annotators' last values and the items'
-        difficulties).
+        difficulties). A stacked result of ``model="auto"`` continues through its member of
+        this model.
     client : dask.distributed.Client, optional
         Run a Dawid–Skene-family, annotator-beta, GLAD or Su chain with its items in shards on
         the cluster's workers, one shard per worker
@@ -226,9 +227,13 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         if not isinstance(init, Aggregation):
             raise TypeError(f"init must be an earlier Aggregation (pl.aggregate or pl.load), got "
                             f"{type(init).__name__}")
-        if init.model != name:
-            raise ValueError(f"init is a {init.model} run; this is {name}: a warm start "
-                             "continues the same model")
+        if init.members is not None:
+            init = init.members.get(name, init)  # a stacked result: its member of this model
+        if init.members is not None or init.model != name:
+            others = [m for m in (init.members or ()) if m != init.model]
+            raise ValueError(f"init is a {init.model} run"
+                             + (f" stacked with {', '.join(others)}" if others else "")
+                             + f"; this is {name}: a warm start continues the same model")
         options_init = {"init": init.trace}
     else:
         options_init = {}

@@ -117,6 +117,11 @@ def test_the_default_for_labels_is_the_candidate_loo_ranks_first_and_a_save_keep
     assert f"chosen: {result.model}: highest PSIS-LOO elpd among" in repr(result)
     assert result.convergence().converged and "glad: " in result.convergence().table.index[0]
     assert "votes:" in result.check(draws=40).text  # labels replicated from the mixture
+    warm = pl.aggregate(table, "hierarchical-dawid-skene", init=result, draws=50, chains=2)
+    assert warm.model == "hierarchical-dawid-skene"  # continued through the member
+    with pytest.raises(ValueError, match="stacked with hierarchical-dawid-skene; this is "
+                                         "dawid-skene"):
+        pl.aggregate(table, "dawid-skene", init=result, **FAST)
     with tempfile.TemporaryDirectory() as folder:
         loaded = pl.load(result.save(Path(folder) / "run.nc"))
         page = loaded.report(Path(folder) / "report.html").read_text()
