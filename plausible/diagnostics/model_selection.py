@@ -37,8 +37,9 @@ PARETO_K = 0.7
 """Pareto ``k`` above which an item's PSIS-LOO term is unreliable."""
 MIN_STACK_WEIGHT = 0.01
 """Least stacking weight for a model to join :attr:`Selection.stack` (the weights of those
-that join are renormalised): below it a model moves the combined plausibility by less than
-the Monte Carlo error of its draws."""
+that join are renormalised): below it a model moves a combined plausibility by less than
+0.01, within the Monte Carlo error of a plausibility near 0.5 estimated from the 400
+effective draws the convergence report asks for (``0.5 / sqrt(400) = 0.025``)."""
 COLUMNS = ["rank", "elpd", "elpd_diff", "dse", "se", "weight", f"share_k_above_{PARETO_K}"]
 
 
