@@ -39,13 +39,11 @@ def mixture_draws(draws: dict[str, xr.DataArray], weights: dict[str, float],
     coordinates differ."""
     names = list(weights)
     first = draws[names[0]]
-    for name in names[1:]:
-        other = draws[name]
-        if other.sizes["chain"] != first.sizes["chain"] or any(
-                not np.array_equal(other[dim].values, first[dim].values)
-                for dim in first.dims if dim not in ("chain", "draw")):
-            raise ValueError(f"{name} and {names[0]} have different chains or coordinates: "
-                             "their draws cannot be mixed")
+    try:
+        xr.align(*(draws[name] for name in names), join="exact", exclude="draw")
+    except ValueError:
+        raise ValueError(f"{', '.join(names)} have different chains or coordinates: their draws "
+                         "cannot be mixed") from None
     chains = first.sizes["chain"]
     slots = min(draws[name].sizes["draw"] for name in names)
     counts = slot_counts(np.array([weights[name] for name in names]), slots)
