@@ -317,7 +317,7 @@ def _choose(annotations, *, default: bool, reliability, max_seconds, known, **se
         return replace(chosen, default=default, selection=selection)
     members = {name: fits[name] for name in selection.stack}
     return Aggregation(trace=stacked_trace(members, selection.stack, settings.get("seed"),
-                                           fits[selection.chosen].trace),
+                                           chosen.trace),
                        model=selection.chosen, data=chosen.data, default=default,
                        selection=selection, members=members)
 

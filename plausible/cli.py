@@ -586,11 +586,14 @@ def _console():
 def _print_summary(console, args, result, frame, description, elapsed, checked, output, saved):
     from rich.table import Table
 
-    chosen = ((" (chosen by PSIS-LOO, stacked with "
-               + ", ".join(name for name in result.selection.stack if name != result.model)
-               + ")" if result.selection.stacked else " (chosen by PSIS-LOO)")
-              if result.selection is not None else "" if args.model is not None else " (--ordinal)"
-              if getattr(args, "ordinal", False) else " (default for the format)")
+    if result.selection is not None:
+        others = [name for name in result.selection.stack if name != result.model]
+        stacked = f", stacked with {', '.join(others)}" if others else ""
+        chosen = f" (chosen by PSIS-LOO{stacked})"
+    elif args.model is not None:
+        chosen = ""
+    else:
+        chosen = " (--ordinal)" if getattr(args, "ordinal", False) else " (default for the format)"
     sizes = result.sizes
     console.print(f"[bold]{description}[/]: {sizes['item']} items, {sizes['class']} classes; "
                   f"{result.model} model{chosen}; {args.chains} chains x "

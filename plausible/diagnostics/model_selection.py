@@ -50,15 +50,14 @@ def loo_table(traces: dict[str, xr.DataTree], left_out: dict[str, str] | None = 
     (name -> why) or without a log-likelihood are left out and noted, ArviZ's warnings kept
     as notes instead of printed, and per model the items whose Pareto k exceeds
     :data:`PARETO_K`."""
-    results, notes = _loo_results(traces, left_out or {})
-    table, compare_notes = _compare(results)
-    return table, notes + compare_notes
+    _, table, notes = _ranked(traces, left_out or {})
+    return table, notes
 
 
-def _loo_results(traces: dict[str, xr.DataTree], left_out: dict[str, str]
-                 ) -> tuple[dict, list[str]]:
+def _ranked(traces: dict[str, xr.DataTree], left_out: dict[str, str]
+            ) -> tuple[dict, pd.DataFrame, list[str]]:
     """PSIS-LOO of every trace not in ``left_out`` that has a log-likelihood (name -> ArviZ's
-    result), and the notes (:func:`loo_table`)."""
+    result), their :func:`_compare` table, and the notes (:func:`loo_table`)."""
     results, notes = {}, []
     for name, trace in traces.items():
         if name in left_out:
@@ -83,7 +82,8 @@ def _loo_results(traces: dict[str, xr.DataTree], left_out: dict[str, str]
             notes.append(f"{name}: {high} of {k.size} {unit} ({high / k.size:.2%}) have Pareto "
                          f"k > {PARETO_K}: their LOO terms are unreliable, and so is the elpd "
                          "if they are many")
-    return results, notes
+    table, compare_notes = _compare(results)
+    return results, table, notes + compare_notes
 
 
 def _compare(results: dict) -> tuple[pd.DataFrame, list[str]]:
@@ -196,9 +196,7 @@ def select(traces: dict[str, xr.DataTree], not_converged: dict[str, str],
     pool = converged or list(candidates)
     left_out = {name: f"not converged: {why}" for name, why in not_converged.items()
                 if name in traces and name not in pool}
-    results, notes = _loo_results(traces, left_out)
-    table, compare_notes = _compare(results)
-    notes += compare_notes
+    results, table, notes = _ranked(traces, left_out)
     if not converged:
         notes.insert(0, "no candidate converged: LOO ranks unconverged chains (more draws, or "
                         "draws='auto')")
