@@ -9,7 +9,9 @@ given the annotator parameters, then the parameters given the classes) and
 out). Timed without the convergence report and the per-item log-likelihood. Per run: the
 sampling time, the bulk ESS per second of ``class_prior`` (its worst class) and of the worst
 plausibility (the lowest bulk ESS over every item and class, constant entries left out), the
-worst R-hat, and the ratio collapsed / joint of both ESS rates.
+worst R-hat, the ratio collapsed / joint of both ESS rates, and the share of sweeps whose
+class-swap move was accepted (:mod:`plausible.inference.class_swap`; ``-`` for MACE, which has
+none).
 
 Data: RTE, TEMP and WSD (Snow et al. 2008) and the dentistry caries data (Handelman et al.,
 as Espeland & Handelman 1989 tabulate them), from ``$PLAUSIBLE_DATA`` (skipped when absent),
@@ -64,8 +66,10 @@ def run(labels, name: str, sampler: str, seed: int) -> dict:
     plaus_ess = worst(post["plausibility"].values)
     worst_rhat = max(float(np.nanmax(rhat(post[v].values.reshape(*post[v].shape[:2], -1))))
                      for v in post.data_vars)
+    swapped = trace.sample_stats.get("classes_swapped")
     return {"seconds": seconds, "prior": prior_ess / seconds, "plaus": plaus_ess / seconds,
-            "rhat": worst_rhat}
+            "rhat": worst_rhat,
+            "swaps": "-" if swapped is None else f"{float(swapped.mean()):.3f}"}
 
 
 def data_sets(sizes, seed):
@@ -88,7 +92,7 @@ def main():
     args = parser.parse_args()
     print(f"{'data':24s} {'model':24s} {'labels':>7s} | {'joint s':>8s} {'collapsed s':>11s} | "
           f"{'prior ESS/s j':>13s} {'c':>8s} {'x':>6s} | {'plaus ESS/s j':>13s} {'c':>8s} "
-          f"{'x':>6s} | R-hat j / c")
+          f"{'x':>6s} | R-hat j / c | swaps j / c")
     warm = simulate_crowd(500, args.seed)
     for name in args.models:  # compile (or load) every kernel before timing
         for sampler in ("joint", "collapsed"):
@@ -101,7 +105,8 @@ def main():
                   f"{folded['seconds']:11.2f} | {joint['prior']:13.0f} {folded['prior']:8.0f} "
                   f"{folded['prior'] / joint['prior']:6.1f} | {joint['plaus']:13.0f} "
                   f"{folded['plaus']:8.0f} {folded['plaus'] / joint['plaus']:6.1f} | "
-                  f"{joint['rhat']:.4f} / {folded['rhat']:.4f}", flush=True)
+                  f"{joint['rhat']:.4f} / {folded['rhat']:.4f} | "
+                  f"{joint['swaps']} / {folded['swaps']}", flush=True)
 
 
 if __name__ == "__main__":

@@ -46,7 +46,9 @@ Every member: ``start(n_annotators, n_classes)`` gives a chain's first state (or
 ``load(values, n_annotators, n_classes, rng)`` the state from a PyMC point's values, ``draw(rng, counts, gamma,
 table, state)`` the next state with ``table`` filled, ``values(table, state)`` the stored
 variables of a kept draw and ``confusion(values, n_classes)`` the confusion matrices ``(..., annotator,
-class, label_class)`` of stored values (the plausibilities computed when read).
+class, label_class)`` of stored values (the plausibilities computed when read). Full Dawid–Skene, one-coin and the
+hierarchical model also give ``swap_log_ratio(counts, a, b, gamma, state)``, their term of the
+class-swap move's acceptance ratio (:mod:`plausible.inference.class_swap`).
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ import math
 
 import numpy as np
 
+from plausible.inference import class_swap
 from plausible.inference import dawid_skene_collapsed as collapsed
 from plausible.inference import dawid_skene_kernel as kernel
 from plausible.inference.dirichlet_multinomial_population import count_summary, draw_population
@@ -114,6 +117,11 @@ class FullConfusion:
     def confusion(values: dict, n_classes: int) -> np.ndarray:
         return values["confusion"]
 
+    def swap_log_ratio(self, counts, a: int, b: int, gamma: float, state) -> float:
+        """The rows' term of exchanging classes ``a`` and ``b`` in every item
+        (:func:`~plausible.inference.class_swap.rows_log_ratio`)."""
+        return class_swap.rows_log_ratio(self.beta, counts, a, b, gamma)
+
     def collapsed_statistics(self, design, z, counts: np.ndarray, gamma: int) -> tuple:
         """``N_j[c]`` ``(annotator, class)`` (the row totals of one part's ``counts``) and the
         predictive log tables up to the busiest annotator's labels
@@ -160,6 +168,11 @@ class OneCoin:
 
     def values(self, table, state) -> dict:
         return {"accuracy": state}
+
+    def swap_log_ratio(self, counts, a: int, b: int, gamma: float, state) -> float:
+        """The accuracies' term of exchanging classes ``a`` and ``b`` in every item
+        (:func:`~plausible.inference.class_swap.accuracy_log_ratio`)."""
+        return class_swap.accuracy_log_ratio(self.a, self.b, counts, a, b, gamma)
 
     def collapsed_statistics(self, design, z, counts: np.ndarray, gamma: int) -> tuple:
         """``(R_j, T_j)`` (each annotator's right and all labels in one part's ``counts``) and
@@ -328,6 +341,17 @@ class Hierarchical:
     def confusion(values: dict, n_classes: int) -> np.ndarray:
         return values["confusion"]
 
+    @staticmethod
+    def _population(state) -> np.ndarray:
+        """``alpha (class, label_class) = kappa_c mu_c`` of the member's state."""
+        log_mu = state[:, 1:] - np.logaddexp.reduce(state[:, 1:], axis=1, keepdims=True)
+        return np.exp(state[:, :1] + log_mu)
+
+    def swap_log_ratio(self, counts, a: int, b: int, gamma: float, state) -> float:
+        """The rows' term of exchanging classes ``a`` and ``b`` in every item, each row
+        under the current population ``alpha_c`` (full Dawid–Skene's with ``beta = alpha``)."""
+        return class_swap.rows_log_ratio(self._population(state), counts, a, b, gamma)
+
     def collapsed_statistics(self, design, z, counts: np.ndarray, gamma: int) -> tuple:
         """``N_j[c]`` ``(annotator, class)`` (the row totals of one part's ``counts``): the
         log tables depend on the population, so :meth:`collapsed_sweep` builds them each
@@ -339,8 +363,7 @@ class Hierarchical:
         """Full Dawid–Skene's collapsed sweep with every row's prior the current population
         ``alpha_c = kappa_c mu_c`` (from ``state``): the classes given the population with the
         rows integrated out; :meth:`draw` then gives ``(kappa, mu, theta) | z``."""
-        log_mu = state[:, 1:] - np.logaddexp.reduce(state[:, 1:], axis=1, keepdims=True)
-        alpha = np.exp(state[:, :1] + log_mu)
+        alpha = self._population(state)
         return collapsed.full_sweep(design.offsets, design.code, alpha, a, gamma,
                                     rng.random(design.n_items), z, design.fixed, counts, statistics[0],
                                     class_counts,

@@ -14,6 +14,13 @@ conditional exact), without PyMC's per-draw loop. One sweep of a chain:
    (:func:`~plausible.inference.dawid_skene_kernel.class_sweep`), which also keeps ``n`` and
    ``m`` current.
 
+Every tenth sweep, before step 1 (the collapsed sweep: after its class sweep), full
+Dawid–Skene, one-coin and the hierarchical model propose to exchange two classes in every
+item at once, a Metropolis move on the classes with the parameters integrated out
+(:mod:`plausible.inference.class_swap`): what takes a chain out of a relabelled mode, where
+the annotators split into groups that contradict each other.
+``sample_stats/classes_swapped (chain, draw)`` is 1 where it was accepted in the sweep.
+
 The plausibility of a kept draw is ``p_i`` of its step 2, computed from that draw's ``pi`` and
 ``theta``: Rao-Blackwellised, and a function of the stored parameters.
 
@@ -54,6 +61,7 @@ import pandas as pd
 import xarray as xr
 
 from plausible.data.labels import Labels
+from plausible.inference import class_swap
 from plausible.inference import dawid_skene_kernel as kernel_code
 from plausible.inference.chains import available_cores
 from plausible.inference.dawid_skene_collapsed import repeated_annotators
@@ -164,6 +172,7 @@ class ChainState:
             kernel_code.count_labels(design.offsets, design.code, z, self.counts[p],
                                      self.class_counts[p], start, stop)
         self.member_state = member_state
+        self.sweeps = 0  # the class-swap move's cycle
         self.collapsed = (kernel.member.collapsed_statistics(
             design, z, self.counts[0], int(kernel.gamma)) if kernel.collapsed else None)
         self.table = np.empty((design.n_annotators * C, C))
@@ -187,7 +196,8 @@ class DawidSkeneKernel:
     """The sweep of the module for a member of the family (``member``, one of
     :mod:`plausible.inference.dawid_skene_members`) on ``design``, with class concentration
     ``a (class,)`` and reliability ``gamma``; each sweep's items run in ``n_parts``
-    contiguous parts (threads of the chain, when more than one)."""
+    contiguous parts (threads of the chain, when more than one). ``class_swaps=False``
+    leaves out the class-swap move (to show what it does; the sampler always makes it)."""
 
     name = "plausible.inference.dawid_skene_sampler"
     default_tune = DEFAULT_TUNE
@@ -195,7 +205,7 @@ class DawidSkeneKernel:
     lazy_variables = ("plausibility",)
 
     def __init__(self, design: Design, member, a, gamma: float, *, n_parts: int = 1,
-                 dtype=np.float32, collapsed: bool = False):
+                 dtype=np.float32, collapsed: bool = False, class_swaps: bool = True):
         self.design, self.member, self.gamma, self.dtype = design, member, float(gamma), dtype
         self.a = np.asarray(a, dtype=np.float64)
         self.collapsed = bool(collapsed)
@@ -209,6 +219,11 @@ class DawidSkeneKernel:
             **{name: Variable(dims, shape) for name, (dims, shape) in member.stored(J, C).items()},
             "plausibility": Variable(("item", "class"), (N, C), dtype)}
         self.stats = {"classes_changed": Variable((), (), np.int64)}
+        self.swappable = (class_swap.swappable_classes(C, design.fixed)
+                          if class_swaps and hasattr(member, "swap_log_ratio")
+                          else np.empty(0, np.int64))
+        if self.swappable.size >= 2:
+            self.stats["classes_swapped"] = Variable((), (), np.int64)
         self.chain_stats = {"final_class": Variable(("item",), (N,), np.int64)}
         self._no_store = np.empty((0, C), dtype=dtype)
 
@@ -252,6 +267,7 @@ class DawidSkeneKernel:
         if self.collapsed:
             return self._collapsed_sweep(rng, state, out)
         design, parts = self.design, self.parts
+        swapped = self._swap(rng, state)
         state.member_state = self.member.draw(rng, state.counts, self.gamma, state.table,
                                               state.member_state)
         kernel_code.draw_class_prior(rng, state.class_counts, self.a, state.log_pi, state.u)
@@ -267,16 +283,40 @@ class DawidSkeneKernel:
                           [state.pool.submit(sweep, state.counts[p], state.class_counts[p], store,
                                              start, stop)
                            for p, (start, stop) in enumerate(parts)])
-        self._record(state, out, changed)
+        self._record(state, out, changed, swapped)
         return state
 
-    def _record(self, state, out, changed: int) -> None:
-        """A kept sweep's ``pi``, the member's parameters and the classes that moved."""
+    def _swap(self, rng, state) -> bool:
+        """The class-swap move on ``state``'s classes and counts (module docstring;
+        :mod:`plausible.inference.class_swap`); True when it was accepted."""
+        state.sweeps += 1
+        if self.swappable.size < 2 or state.sweeps % class_swap.EVERY:
+            return False
+        u = rng.random(3)
+        a, b = class_swap.propose(u[:2], self.swappable)
+        log_ratio = (class_swap.class_prior_log_ratio(self.a, state.class_counts, a, b)
+                     + self.member.swap_log_ratio(state.counts, a, b, self.gamma,
+                                                  state.member_state))
+        if not class_swap.accept(u[2], log_ratio):
+            return False
+        class_swap.relabel(state.z, a, b)
+        state.counts[..., [a, b]] = state.counts[..., [b, a]]
+        state.class_counts[..., [a, b]] = state.class_counts[..., [b, a]]
+        if state.collapsed is not None:
+            state.collapsed = self.member.collapsed_statistics(
+                self.design, state.z, state.counts[0], int(self.gamma))
+        return True
+
+    def _record(self, state, out, changed: int, swapped: bool) -> None:
+        """A kept sweep's ``pi``, the member's parameters, the classes that moved and
+        whether the class-swap move was accepted."""
         if out is not None:
             out["class_prior"][...] = np.exp(state.log_pi)
             for name, value in self.member.values(state.table, state.member_state).items():
                 out[name][...] = value
             out["classes_changed"][...] = changed
+            if "classes_swapped" in out:
+                out["classes_swapped"][...] = swapped
 
     def _collapsed_sweep(self, rng, state, out):
         """Every item's class given the others' with the parameters integrated out, then the
@@ -286,6 +326,7 @@ class DawidSkeneKernel:
         changed = self.member.collapsed_sweep(rng, design, self.a, int(self.gamma), state.z,
                                               state.counts[0], state.class_counts[0],
                                               state.collapsed, state.member_state)
+        swapped = self._swap(rng, state)
         draw = getattr(self.member, "collapsed_draw", None)
         state.member_state = (draw(rng, state.collapsed, state.table) if draw is not None else
                               self.member.draw(rng, state.counts, self.gamma, state.table,
@@ -296,7 +337,7 @@ class DawidSkeneKernel:
             kernel_code.class_posteriors(design.offsets, design.code, state.table, state.log_pi,
                                          self.gamma, out["plausibility"])
             clamp_known(out["plausibility"], design.fixed)
-        self._record(state, out, changed)
+        self._record(state, out, changed, swapped)
         return state
 
     def compute_when_read(self, values) -> dict:

@@ -43,7 +43,12 @@ not the drawn class.
 to ``z``, ``pi`` and the rows of every ``theta_j``. The reported mode is the one where
 classes match the annotators' mean confusion matrix best as they are (no relabelling has a
 larger diagonal), favoured by the diagonal prior; chains start with ``z`` at the majority vote.
-:func:`label_switching_check` counts the draws outside it.
+:func:`label_switching_check` counts the draws outside it. Where the annotators split into
+groups that contradict each other, a relabelled reading (the other group right) can hold real
+posterior mass that single-item updates never reach; every sweep of full Dawid–Skene,
+one-coin and the hierarchical model proposes to exchange two classes in all items at once
+(:mod:`plausible.inference.class_swap`), so the chains visit such a reading in proportion to
+its mass, and the check counts those draws.
 
 **Hierarchical** (:func:`build_hierarchical`; Paun et al. 2018, rater's hierarchical model):
 ``theta_j[c] ~ Dirichlet(kappa_c mu_c)`` with a population confusion matrix ``mu_c ~
