@@ -106,15 +106,17 @@ def accuracy_log_ratio(alpha, beta, counts, a, b, gamma):  # pragma: no cover - 
     total = 0.0
     for j in range(n_codes // n_classes):
         base = j * n_classes
-        right = labelled = moved = 0
+        moved = 0
         for p in range(n_parts):
-            for x in range(n_classes):
-                right += counts[p, base + x, x]
-                for c in range(n_classes):
-                    labelled += counts[p, base + x, c]
             moved += (counts[p, base + b, a] + counts[p, base + a, b]
                       - counts[p, base + a, a] - counts[p, base + b, b])
-        if moved != 0:
+        if moved != 0:  # only then are the annotator's right and labelled counts read
+            right = labelled = 0
+            for p in range(n_parts):
+                for x in range(n_classes):
+                    right += counts[p, base + x, x]
+                    for c in range(n_classes):
+                        labelled += counts[p, base + x, c]
             r, s = right + moved, right
             total += (math.lgamma(alpha + gamma * r) - math.lgamma(alpha + gamma * s)
                       + math.lgamma(beta + gamma * (labelled - r))
