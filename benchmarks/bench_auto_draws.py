@@ -6,7 +6,8 @@ Per data set and model, ``pl.aggregate(labels, model, seed=s)`` at ``draws=1000`
 ``draws="auto"`` for ``--seeds`` seeds (each in this process, after a warm-up fit that
 compiles): how many seeds' fits pass the convergence report, the worst R-hat, the auto runs'
 draws per chain (min-max) and their longest wall time. Data: RTE, TEMP, WSD, dentistry and
-the crowd simulator of ``bench_label_mixing.py`` at 10,000 labels. Then ``pl.compare(labels, models, seed=0)`` (``draws="auto"``) on the dentistry data,
+the crowd simulator of ``bench_label_mixing.py`` at 10,000 labels (and its classes read as two,
+for annotator-beta). Then ``pl.compare(labels, models, seed=0)`` (``draws="auto"``) on the dentistry data,
 timed whole, against the sum of the same five auto fits and their checks timed one by one.
 
     PLAUSIBLE_DATA=../shared/data .venv/bin/python benchmarks/bench_auto_draws.py [--seeds 5]
@@ -22,7 +23,7 @@ import warnings
 import plausible as pl
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_label_mixing import simulate_crowd  # noqa: E402
+from bench_label_mixing import binary, simulate_crowd  # noqa: E402
 
 MODELS = ["dawid-skene", "hierarchical-dawid-skene", "one-coin", "mace", "glad"]
 
@@ -50,6 +51,7 @@ def main():
             for task in ("rte", "temp", "wsd")}
     data["dentistry"] = pl.data.load_caries(home)
     data["simulated 10k"] = simulate_crowd(10_000, seed=0)
+    data["simulated 10k, binary"] = binary(data["simulated 10k"])
     fit(data["WSD"], "dawid-skene", 50)  # compile
     n = args.seeds
     print(f"{'data':14s} {'model':26s} | {'1000: pass':>10s} {'R-hat':>7s} | "
@@ -58,6 +60,8 @@ def main():
         for model in args.models:
             if model == "annotator-beta" and labels.n_classes != 2:
                 continue
+            if title.endswith("binary") and model != "annotator-beta":
+                continue  # the binary crowd is there for annotator-beta
             fixed = [fit(labels, model, 1000, seed)[2] for seed in range(n)]
             autos = [fit(labels, model, "auto", seed) for seed in range(n)]
             draws = [a[0].trace.posterior.sizes["draw"] for a in autos]

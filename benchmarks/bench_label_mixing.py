@@ -1,7 +1,8 @@
 """Mixing of the label models' samplers: the collapsed class sweep against the joint scan,
 same data, same run, ESS per second of the slowest-mixing quantities.
 
-For full Dawid–Skene, one-coin, MACE and hierarchical Dawid–Skene (``--models``),
+For full Dawid–Skene, one-coin, MACE, hierarchical Dawid–Skene and, on binary labels,
+Carpenter's annotator-beta (``--models``),
 ``plausible.sample(build(labels, sampler=...))`` at its defaults (4 chains x 1000 draws after
 the kernel's warm-up), ``sampler="joint"`` (classes
 given the annotator parameters, then the parameters given the classes) and
@@ -17,10 +18,12 @@ Data: RTE, TEMP and WSD (Snow et al. 2008) and the dentistry caries data (Handel
 as Espeland & Handelman 1989 tabulate them), from ``$PLAUSIBLE_DATA`` (skipped when absent),
 and a simulated crowd as crowds are (:mod:`plausible.data.crowd_simulation`: long-tailed
 workloads, most workers with a handful of labels, errors to the neighbouring classes, 10 %
-spammers, 3 + Poisson(2) labels an item) at three sizes.
+spammers, 3 + Poisson(2) labels an item) at three sizes; for annotator-beta the same crowds
+with the classes read as two (:func:`binary`: classes 0-1 against 2-4), besides RTE and
+dentistry.
 
     .venv/bin/python benchmarks/bench_label_mixing.py [--sizes 2000 10000 40000] [--seed 0]
-        [--models dawid-skene one-coin mace hierarchical-dawid-skene]
+        [--models dawid-skene one-coin mace hierarchical-dawid-skene annotator-beta]
 """
 
 import argparse
@@ -35,8 +38,19 @@ from plausible.data import crowd_simulation
 from plausible.diagnostics.estimators import ess_bulk, rhat
 
 
-MODELS = ("dawid-skene", "one-coin", "mace", "hierarchical-dawid-skene")
+MODELS = ("dawid-skene", "one-coin", "mace", "hierarchical-dawid-skene", "annotator-beta")
 """The label models with both class sweeps."""
+
+
+def binary(labels):
+    """The simulated crowd's labels with its five ordered classes read as two, 0-1 and 2-4."""
+    return pl.data.Labels(labels.item, labels.annotator, (labels.label >= 2).astype(np.int64),
+                          labels.items, labels.annotators, np.array(["low", "high"]))
+
+
+def fits(name: str, labels) -> bool:
+    """Whether model ``name`` reads ``labels`` (annotator-beta: binary labels only)."""
+    return pl.models.entry(name).classes != "binary" or labels.n_classes == 2
 
 
 def simulate_crowd(n_labels: int, seed: int = 0, *, with_truth: bool = False):
@@ -62,7 +76,7 @@ def run(labels, name: str, sampler: str, seed: int) -> dict:
                           log_likelihood=False)
     seconds = time.perf_counter() - start
     post = trace.posterior
-    prior_ess = worst(post["class_prior"].values)
+    prior_ess = worst(post["prevalence" if "prevalence" in post else "class_prior"].values)
     plaus_ess = worst(post["plausibility"].values)
     worst_rhat = max(float(np.nanmax(rhat(post[v].values.reshape(*post[v].shape[:2], -1))))
                      for v in post.data_vars)
@@ -74,7 +88,9 @@ def run(labels, name: str, sampler: str, seed: int) -> dict:
 
 def data_sets(sizes, seed):
     for n in sizes:
-        yield f"simulated {n} labels", simulate_crowd(n, seed)
+        crowd = simulate_crowd(n, seed)
+        yield f"simulated {n} labels", crowd
+        yield f"simulated {n}, binary", binary(crowd)
     home = os.environ.get("PLAUSIBLE_DATA")
     if not home:
         print("PLAUSIBLE_DATA not set: RTE, TEMP, WSD and dentistry skipped")
@@ -96,9 +112,9 @@ def main():
     warm = simulate_crowd(500, args.seed)
     for name in args.models:  # compile (or load) every kernel before timing
         for sampler in ("joint", "collapsed"):
-            run(warm, name, sampler, args.seed)
+            run(warm if fits(name, warm) else binary(warm), name, sampler, args.seed)
     for title, labels in data_sets(args.sizes, args.seed):
-        for name in args.models:
+        for name in (name for name in args.models if fits(name, labels)):
             joint = run(labels, name, "joint", args.seed)
             folded = run(labels, name, "collapsed", args.seed)
             print(f"{title:24s} {name:24s} {labels.item.size:7d} | {joint['seconds']:8.2f} "

@@ -65,6 +65,7 @@ from plausible.inference.sharded_chain import ShardLost, sample_sharded, shard_r
 from plausible.inference.driver import AUTO
 from plausible.inference.run_stores import RUN_FILE, check_or_write_run, read_run
 from plausible.inference.sampling import AUTO_MAX_DRAWS
+from plausible.inference.annotator_beta_collapsed import AnnotatorBetaCollapsedGibbs
 from plausible.inference.annotator_beta_gibbs import AnnotatorBetaGibbs
 from plausible.inference.annotator_beta_member import AnnotatorBeta
 from plausible.inference.declarations import declared_gibbs, declared_sampler
@@ -91,6 +92,8 @@ def global_half(model: str, annotators, classes, **model_kwargs):
     built = entry(model).build(stand_in, **model_kwargs)
     kwargs = getattr(declared_sampler(built), "kwargs", {})
     declared = {d.step: d for d in declared_gibbs(built)}
+    if AnnotatorBetaCollapsedGibbs in declared:
+        return _joint_instead(model, annotators, classes, model_kwargs)
     if AnnotatorBetaGibbs in declared:
         member, concentration, reliability = AnnotatorBeta.from_gibbs(
             declared[AnnotatorBetaGibbs], built)
@@ -106,12 +109,19 @@ def global_half(model: str, annotators, classes, **model_kwargs):
                          "(dawid-skene, one-coin, mace, hierarchical-dawid-skene, "
                          "annotator-beta, glad, su-difficulty, each with its Gibbs sweep)")
     if kwargs.get("collapsed"):
-        if model_kwargs.get("sampler") == "collapsed":
-            raise ValueError("the collapsed sweep draws one item after another: a chain over "
-                             "shards runs the joint scan (sampler='joint')")
-        return global_half(model, annotators, classes, **model_kwargs, sampler="joint")
+        return _joint_instead(model, annotators, classes, model_kwargs)
     return DawidSkeneHalf(kwargs["member"], kwargs["class_concentration"],
                           kwargs["reliability"])
+
+
+def _joint_instead(model: str, annotators, classes, model_kwargs):
+    """:func:`global_half` of the joint scan where the builder chose the collapsed sweep (which
+    draws one item after another, so it cannot run over shards); ``ValueError`` where the
+    caller asked for the collapsed sweep by name."""
+    if model_kwargs.get("sampler") == "collapsed":
+        raise ValueError("the collapsed sweep draws one item after another: a chain over "
+                         "shards runs the joint scan (sampler='joint')")
+    return global_half(model, annotators, classes, **model_kwargs, sampler="joint")
 
 
 def runs_on_cluster(model: str) -> bool:

@@ -2,6 +2,7 @@
 the compiled samplers' kernels, :func:`steps` (a model's PyMC step methods), the
 :func:`sample` entry point and simulation-based calibration of a sampler."""
 
+from plausible.inference.annotator_beta_collapsed import AnnotatorBetaCollapsedGibbs
 from plausible.inference.annotator_beta_gibbs import AnnotatorBetaGibbs
 from plausible.inference.declarations import (
     declare_gibbs,
@@ -22,6 +23,7 @@ from plausible.inference.sampling import add_log_likelihood, sample
 from plausible.inference.sbc import SBCResult, simulation_based_calibration
 
 __all__ = [
+    "AnnotatorBetaCollapsedGibbs",
     "AnnotatorBetaGibbs",
     "ClassGibbs",
     "DifficultySlice",

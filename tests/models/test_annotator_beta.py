@@ -243,25 +243,28 @@ def _mean_and_mcse(draws):
 
 @pytest.mark.slow
 def test_gibbs_and_marginal_nuts_agree():
-    """Data augmentation Gibbs (+ slice scan of the hyper-parameters) and NUTS on the model with the
-    classes summed out give the same posterior means within 3.5 combined MC errors."""
+    """Both exact sweeps (data augmentation and the collapsed sweep, each with its scan of the
+    hyper-parameters) and NUTS on the model with the classes summed out give the same
+    posterior means within 3.5 combined MC errors."""
     rng = np.random.default_rng(31)
     labels, _ = simulate(rng, 120, [0.85, 0.7, 0.8, 0.75], [0.8, 0.9, 0.7, 0.85], 0.35,
                          keep=0.85, replicate=0.1)
     kwargs = dict(progressbar=False, check_convergence=False)
-    gibbs = pl.sample(ab.build(labels, plausibility=False), seed=1, tune=100, draws=800,
-                      chains=2, **kwargs)
     # NUTS's MCSE is optimistic on 2 x 800 draws (its specificity means sat 4 MCSE from
     # 4 x 2000 draws of either sampler): 4 chains of 1000 after 1000 warm-up
     nuts = pl.sample(ab.build(labels, gibbs=False, plausibility=False), seed=2, tune=1000,
                      draws=1000, chains=4, target_accept=0.95, **kwargs)
-    assert (ab.label_switching_check(gibbs).values == 0).all()
     assert (ab.label_switching_check(nuts).values == 0).all()
-    for name in ["prevalence", "sensitivity", "specificity", "sensitivity_mean", "specificity_mean"]:
-        m1, e1 = _mean_and_mcse(gibbs.posterior[name].values)
-        m2, e2 = _mean_and_mcse(nuts.posterior[name].values)
-        z = np.abs(m1 - m2) / np.sqrt(e1**2 + e2**2)
-        assert np.all(z < 3.5), (name, m1, m2, z)
+    for sampler, draws in [("joint", 800), ("collapsed", 2000)]:
+        gibbs = pl.sample(ab.build(labels, plausibility=False, sampler=sampler), seed=1, tune=100,
+                          draws=draws, chains=2, **kwargs)
+        assert (ab.label_switching_check(gibbs).values == 0).all()
+        for name in ["prevalence", "sensitivity", "specificity", "sensitivity_mean",
+                     "specificity_mean"]:
+            m1, e1 = _mean_and_mcse(gibbs.posterior[name].values)
+            m2, e2 = _mean_and_mcse(nuts.posterior[name].values)
+            z = np.abs(m1 - m2) / np.sqrt(e1**2 + e2**2)
+            assert np.all(z < 3.5), (sampler, name, m1, m2, z)
 
 
 def test_replicate_labels_shapes_and_rates(small):
@@ -355,10 +358,11 @@ def test_hyper_value_variables_round_trip(small, accuracy):
         np.testing.assert_allclose(value, point[name], rtol=1e-9, atol=1e-12)
 
 
-def test_gibbs_runs_are_reproducible(small):
+@pytest.mark.parametrize("sampler", ab.SAMPLERS)
+def test_gibbs_runs_are_reproducible(small, sampler):
     kwargs = dict(draws=30, tune=5, chains=2, progressbar=False, check_convergence=False)
-    first = pl.sample(ab.build(small, plausibility=False), seed=5, **kwargs)
-    again = pl.sample(ab.build(small, plausibility=False), seed=5, **kwargs)
+    first = pl.sample(ab.build(small, plausibility=False, sampler=sampler), seed=5, **kwargs)
+    again = pl.sample(ab.build(small, plausibility=False, sampler=sampler), seed=5, **kwargs)
     for name in ["prevalence", "sensitivity", "specificity_mean", "sensitivity_scale"]:
         np.testing.assert_array_equal(first.posterior[name].values, again.posterior[name].values)
 
@@ -396,7 +400,7 @@ def test_gibbs_and_marginal_nuts_agree_on_dentistry(data_home):
 def test_compiled_sweep_equals_step_by_step_draws(small):
     """One compiled sweep consumes the generator exactly like the separately tested pieces
     (classes, prevalence and accuracies, hyper-parameter scan) called in turn."""
-    model = ab.build(small, sweeps=1)
+    model = ab.build(small, sweeps=1, sampler="joint")
     point = _point(model, np.random.default_rng(61))
     swept, _ = _step(model, seed=62).step(point)
     step = _step(model, seed=62)
