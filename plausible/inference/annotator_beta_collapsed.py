@@ -246,8 +246,8 @@ def _hyper_priors(means, inv_sqrt, coupling, priors):  # pragma: no cover - comp
 
 
 @numba.njit(cache=True, nogil=True)
-def sweeps(rng, n_sweeps, c, fixed, shared, offsets, annotator, label, counts, class_counts, z, means,
-           inv_sqrt, fixed_priors, coupling, u_max, index, size, block_of, a_q, b_q, gamma):
+def sweeps(rng, n_sweeps, c, fixed, shared, offsets, annotator, label, counts, class_counts, z,
+           means, inv_sqrt, fixed_priors, coupling, u_max, index, size, block_of, a_q, b_q, gamma):
     """``n_sweeps`` collapsed sweeps (the classes, then the hyper-parameters given them), then
     the accuracies and the prevalence given both, in place on ``c``, the counts, ``z``
     (accuracy log-odds, padded ``(B, S)``), ``means`` and ``inv_sqrt``; returns ``logit q``."""
@@ -280,8 +280,9 @@ class AnnotatorBetaCollapsedGibbs(AnnotatorBetaGibbs):
 
     def __init__(self, vars, patterns, blocks, labels, reliability=1, **kwargs):
         if not (float(reliability) == round(float(reliability)) and reliability >= 1):
-            raise ValueError(f"the collapsed sweep repeats every label: reliability must be a whole "
-                             f"number >= 1, got {reliability}; use sampler='joint' to temper")
+            raise ValueError(f"the collapsed sweep repeats every label: reliability must be a "
+                             f"whole number >= 1, got {reliability}; use sampler='joint' to "
+                             "temper")
         super().__init__(vars, patterns, blocks, reliability=reliability, **kwargs)
         order = np.argsort(labels.item, kind="stable")
         self.offsets = np.concatenate(
@@ -321,15 +322,11 @@ class AnnotatorBetaCollapsedGibbs(AnnotatorBetaGibbs):
                                                  int(self.sizes.max()))
         new_point = dict(point)
         z = self._accuracy_logits(point)
-        if self.hyper is None:
-            means, inv_sqrt, u_max = np.zeros(len(self.blocks)), np.ones(len(self.blocks)), 1.0
-        else:
-            means, inv_sqrt = (np.array(v) for v in self.hyper.read(point))
-            u_max = self.hyper.spec.max_inv_sqrt
-        zq = sweeps(self.rng, self.sweeps, c, self.fixed, self.shared, self.offsets, self.annotator, self.label,
-                    counts, class_counts, z, means, inv_sqrt, self.fixed_priors, self.coupling,
-                    u_max, self.index, self.sizes, self.block_of, *self.prevalence_prior,
-                    self.whole_gamma)
+        means, inv_sqrt, u_max = self._hyper_values(point)
+        zq = sweeps(self.rng, self.sweeps, c, self.fixed, self.shared, self.offsets,
+                    self.annotator, self.label, counts, class_counts, z, means, inv_sqrt,
+                    self.fixed_priors, self.coupling, u_max, self.index, self.sizes,
+                    self.block_of, *self.prevalence_prior, self.whole_gamma)
         new_point[self.vars[0].name] = np.asarray(zq)
         self._write_accuracies(new_point, z)
         if self.hyper is not None:

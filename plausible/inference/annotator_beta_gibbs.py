@@ -179,6 +179,14 @@ class AnnotatorBetaGibbs(BlockedStep):
             z[position, :size] = np.asarray(point[self.vars[1 + position].name], dtype=float).ravel()
         return z
 
+    def _hyper_values(self, point):
+        """``(means, inv_sqrt, u_max)`` of the hyper-parameters at ``point`` (kernel layout;
+        placeholders the kernels do not read when every block has a fixed prior)."""
+        if self.hyper is None:
+            return np.zeros(len(self.blocks)), np.ones(len(self.blocks)), 1.0
+        means, inv_sqrt = (np.array(v) for v in self.hyper.read(point))
+        return means, inv_sqrt, self.hyper.spec.max_inv_sqrt
+
     def _write_accuracies(self, new_point, z):
         for position, size in enumerate(self.sizes):
             new_point[self.vars[1 + position].name] = z[position, :size].reshape(self.shapes[1 + position])
@@ -228,11 +236,7 @@ class AnnotatorBetaGibbs(BlockedStep):
         (see the class)."""
         new_point = dict(point)
         z = self._accuracy_logits(point)
-        if self.hyper is None:
-            means, inv_sqrt, u_max = np.zeros(len(self.blocks)), np.ones(len(self.blocks)), 1.0
-        else:
-            means, inv_sqrt = (np.array(v) for v in self.hyper.read(point))
-            u_max = self.hyper.spec.max_inv_sqrt
+        means, inv_sqrt, u_max = self._hyper_values(point)
         pat = self.patterns
         zq, n1 = kernel.sweeps(
             self.rng, self.sweeps, float(point[self.vars[0].name]), z, means, inv_sqrt,
