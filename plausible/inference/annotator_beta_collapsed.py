@@ -297,7 +297,9 @@ class AnnotatorBetaCollapsedGibbs(AnnotatorBetaGibbs):
         self._state = None
 
     def setup_chain(self, *args, **kwargs):
-        self._state = None  # a new chain: its classes are drawn from its first point
+        """PyMC's per-chain setup (the chain's generator), forgetting the previous chain's
+        classes: the new chain draws its own from its first point."""
+        self._state = None
         return super().setup_chain(*args, **kwargs)
 
     def _written(self, point) -> bool:
