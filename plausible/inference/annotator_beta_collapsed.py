@@ -266,6 +266,14 @@ def sweeps(rng, n_sweeps, c, fixed, shared, offsets, annotator, label, counts, c
     return logit_beta_draw(rng, a_q + class_counts[1], b_q + class_counts[0])
 
 
+def check_whole_reliability(reliability) -> None:
+    """``ValueError`` unless ``reliability`` is a whole number ``>= 1`` (the collapsed sweep
+    repeats every label that many times)."""
+    if not (float(reliability) == round(float(reliability)) and reliability >= 1):
+        raise ValueError(f"the collapsed sweep repeats every label: reliability must be a "
+                         f"whole number >= 1, got {reliability}; use sampler='joint' to temper")
+
+
 class AnnotatorBetaCollapsedGibbs(AnnotatorBetaGibbs):
     """The collapsed sweep (module docstring) as a PyMC step over the same variables as
     :class:`~plausible.inference.annotator_beta_gibbs.AnnotatorBetaGibbs`.
@@ -279,10 +287,7 @@ class AnnotatorBetaCollapsedGibbs(AnnotatorBetaGibbs):
     """
 
     def __init__(self, vars, patterns, blocks, labels, reliability=1, **kwargs):
-        if not (float(reliability) == round(float(reliability)) and reliability >= 1):
-            raise ValueError(f"the collapsed sweep repeats every label: reliability must be a "
-                             f"whole number >= 1, got {reliability}; use sampler='joint' to "
-                             "temper")
+        check_whole_reliability(reliability)
         super().__init__(vars, patterns, blocks, reliability=reliability, **kwargs)
         order = np.argsort(labels.item, kind="stable")
         self.offsets = np.concatenate(
@@ -338,5 +343,5 @@ class AnnotatorBetaCollapsedGibbs(AnnotatorBetaGibbs):
         return new_point, [{"annotator_beta_gibbs_positive_items": int(class_counts[1])}]
 
 
-__all__ = ["AnnotatorBetaCollapsedGibbs", "class_sweep", "count_classes", "shared_entries",
+__all__ = ["AnnotatorBetaCollapsedGibbs", "check_whole_reliability", "class_sweep", "count_classes", "shared_entries",
            "sweeps"]

@@ -82,7 +82,8 @@ from plausible.data.labels import Labels
 from plausible.data.tables import reads
 from plausible.data.validation import positive
 from plausible.diagnostics.annotation_predictive import thinned_draws
-from plausible.inference.annotator_beta_collapsed import AnnotatorBetaCollapsedGibbs
+from plausible.inference.annotator_beta_collapsed import (AnnotatorBetaCollapsedGibbs,
+                                                          check_whole_reliability)
 from plausible.inference.annotator_beta_gibbs import AccuracyBlock, AnnotatorBetaGibbs
 from plausible.inference.declarations import declare_gibbs, declare_log_likelihood
 from plausible.inference.slice_hyper import BetaHyperSpec
@@ -181,9 +182,8 @@ def build(labels: Labels, *, reliability: float = 1.0, accuracy: str = "hierarch
     whole = gamma == round(gamma) and gamma >= 1
     if sampler is not None and sampler not in SAMPLERS:
         raise ValueError(f"sampler must be one of {SAMPLERS} or None, got {sampler!r}")
-    if sampler == "collapsed" and not whole:
-        raise ValueError(f"sampler='collapsed' repeats every label: reliability must be a whole "
-                         f"number >= 1, got {gamma}; use sampler='joint' to temper")
+    if sampler == "collapsed":
+        check_whole_reliability(gamma)
     if accuracy not in ACCURACY_KINDS:
         raise ValueError(f"accuracy must be one of {ACCURACY_KINDS}, got {accuracy!r}")
     if not (np.isfinite(min_scale) and min_scale > 0):
