@@ -14,6 +14,15 @@ worst R-hat, the ratio collapsed / joint of both ESS rates, and the share of swe
 class-swap move was accepted (:mod:`plausible.inference.class_swap`; ``-`` for MACE, which has
 none).
 
+Beside them, the **ceiling**: the largest ratio to the joint scan that *any* sampler writing
+the same trace could reach, ``N / ESS_joint x (joint s / floor s)`` for each quantity, with
+``N`` the draws kept (an independent draw's ESS) and the floor the time of
+:func:`record_only`, a numba loop that does nothing but what every such sampler must do each
+sweep: draw the recorded parameters (one gamma variate each) and compute the plausibility from
+them (a gather-add per label and class, an exp per item and class), chains spread over the
+same threads as :func:`plausible.sample`'s. No class is drawn and no count is kept, so no
+sampler is cheaper: where the ceiling is below a target ratio, no sampler reaches it.
+
 Data: RTE, TEMP and WSD (Snow et al. 2008) and the dentistry caries data (Handelman et al.,
 as Espeland & Handelman 1989 tabulate them), from ``$PLAUSIBLE_DATA`` (skipped when absent),
 and a simulated crowd as crowds are (:mod:`plausible.data.crowd_simulation`: long-tailed
@@ -31,10 +40,12 @@ import os
 import time
 import warnings
 
+import numba
 import numpy as np
 
 import plausible as pl
 from plausible.data import crowd_simulation
+from plausible.inference.chains import available_cores
 from plausible.diagnostics.estimators import ess_bulk, rhat
 
 
@@ -67,6 +78,49 @@ def worst(draws: np.ndarray) -> float:
     return float(np.nanmin(ess_bulk(flat[..., varying]))) if varying.any() else float("nan")
 
 
+@numba.njit(nogil=True)
+def record_only(rng, item, annotator, label, n_items, n_annotators, n_classes, n_params,
+                sweeps):
+    """The floor (module docstring): ``sweeps`` sweeps of ``n_params`` gamma draws and the
+    plausibility ``(item, class)`` computed from them, ``rng`` a numpy Generator as the
+    samplers draw from; returns the plausibilities' sum so that nothing is optimised away."""
+    C = n_classes
+    table = np.log(np.arange(1.0, n_annotators * C * C + 1.0)).reshape(n_annotators, C, C)
+    log_plaus = np.empty((n_items, C))
+    total = 0.0
+    for _ in range(sweeps):
+        g = np.empty(n_params)
+        for j in range(n_params):
+            g[j] = rng.standard_gamma(2.0)
+        shift = np.log(g)
+        log_plaus[:] = 0.0
+        for n in range(item.size):
+            a = annotator[n]
+            for c in range(C):
+                log_plaus[item[n], c] += table[a, c, label[n]] + shift[a % n_params]
+        for i in range(n_items):
+            top = log_plaus[i].max()
+            p = np.exp(log_plaus[i] - top)
+            total += p[0] / p.sum()
+    return total
+
+
+def floor_seconds(labels, post) -> float:
+    """Seconds :func:`record_only` takes for the sweeps (warm-up included) of every chain of
+    ``post``, over the threads :func:`plausible.sample` would run them on."""
+    chains, draws = post.sizes["chain"], post.sizes["draw"]
+    sweeps = post.attrs["tune"] + draws * post.attrs["thin"]
+    n_params = sum(post[v].size // (chains * draws) for v in post.data_vars
+                   if v != "plausibility")
+    args = (labels.item, labels.annotator, labels.label, labels.items.size,
+            labels.annotators.size, labels.n_classes, n_params)
+    record_only(np.random.default_rng(0), *args, 1)  # compile
+    start = time.perf_counter()
+    for c in range(chains):
+        record_only(np.random.default_rng(c), *args, sweeps)
+    return (time.perf_counter() - start) / min(chains, available_cores())
+
+
 def run(labels, name: str, sampler: str, seed: int) -> dict:
     model = pl.models.get(name)(labels, sampler=sampler)
     start = time.perf_counter()
@@ -81,8 +135,11 @@ def run(labels, name: str, sampler: str, seed: int) -> dict:
     worst_rhat = max(float(np.nanmax(rhat(post[v].values.reshape(*post[v].shape[:2], -1))))
                      for v in post.data_vars)
     swapped = trace.sample_stats.get("classes_swapped")
+    kept = post.sizes["chain"] * post.sizes["draw"]
+    floor = floor_seconds(labels, post)
     return {"seconds": seconds, "prior": prior_ess / seconds, "plaus": plaus_ess / seconds,
-            "rhat": worst_rhat,
+            "rhat": worst_rhat, "floor": floor,
+            "ceiling": (kept / prior_ess * seconds / floor, kept / plaus_ess * seconds / floor),
             "swaps": "-" if swapped is None else f"{float(swapped.mean()):.3f}"}
 
 
@@ -108,7 +165,7 @@ def main():
     args = parser.parse_args()
     print(f"{'data':24s} {'model':24s} {'labels':>7s} | {'joint s':>8s} {'collapsed s':>11s} | "
           f"{'prior ESS/s j':>13s} {'c':>8s} {'x':>6s} | {'plaus ESS/s j':>13s} {'c':>8s} "
-          f"{'x':>6s} | R-hat j / c | swaps j / c")
+          f"{'x':>6s} | R-hat j / c | swaps j / c | floor s | ceiling prior plaus")
     warm = simulate_crowd(500, args.seed)
     for name in args.models:  # compile (or load) every kernel before timing
         for sampler in ("joint", "collapsed"):
@@ -122,7 +179,8 @@ def main():
                   f"{folded['prior'] / joint['prior']:6.1f} | {joint['plaus']:13.0f} "
                   f"{folded['plaus']:8.0f} {folded['plaus'] / joint['plaus']:6.1f} | "
                   f"{joint['rhat']:.4f} / {folded['rhat']:.4f} | "
-                  f"{joint['swaps']} / {folded['swaps']}", flush=True)
+                  f"{joint['swaps']} / {folded['swaps']} | {joint['floor']:7.2f} | "
+                  f"{joint['ceiling'][0]:8.1f} {joint['ceiling'][1]:5.1f}", flush=True)
 
 
 if __name__ == "__main__":
