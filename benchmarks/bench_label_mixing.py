@@ -45,8 +45,8 @@ import numpy as np
 
 import plausible as pl
 from plausible.data import crowd_simulation
-from plausible.inference.chains import available_cores
 from plausible.diagnostics.estimators import ess_bulk, rhat
+from plausible.inference.chains import available_cores
 
 
 MODELS = ("dawid-skene", "one-coin", "mace", "hierarchical-dawid-skene", "annotator-beta")
