@@ -343,5 +343,5 @@ class AnnotatorBetaCollapsedGibbs(AnnotatorBetaGibbs):
         return new_point, [{"annotator_beta_gibbs_positive_items": int(class_counts[1])}]
 
 
-__all__ = ["AnnotatorBetaCollapsedGibbs", "check_whole_reliability", "class_sweep", "count_classes", "shared_entries",
-           "sweeps"]
+__all__ = ["AnnotatorBetaCollapsedGibbs", "check_whole_reliability", "class_sweep",
+           "count_classes", "shared_entries", "sweeps"]
