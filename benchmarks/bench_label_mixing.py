@@ -99,9 +99,13 @@ def record_only(rng, item, annotator, label, n_items, n_annotators, n_classes, n
             for c in range(C):
                 log_plaus[item[n], c] += table[a, c, label[n]] + shift[a % n_params]
         for i in range(n_items):
-            top = log_plaus[i].max()
-            p = np.exp(log_plaus[i] - top)
-            total += p[0] / p.sum()
+            top = log_plaus[i, 0]
+            for c in range(1, C):
+                top = max(top, log_plaus[i, c])
+            norm = 0.0
+            for c in range(C):
+                norm += np.exp(log_plaus[i, c] - top)
+            total += np.exp(log_plaus[i, 0] - top) / norm
     return total
 
 
@@ -135,11 +139,8 @@ def run(labels, name: str, sampler: str, seed: int) -> dict:
     worst_rhat = max(float(np.nanmax(rhat(post[v].values.reshape(*post[v].shape[:2], -1))))
                      for v in post.data_vars)
     swapped = trace.sample_stats.get("classes_swapped")
-    kept = post.sizes["chain"] * post.sizes["draw"]
-    floor = floor_seconds(labels, post)
     return {"seconds": seconds, "prior": prior_ess / seconds, "plaus": plaus_ess / seconds,
-            "rhat": worst_rhat, "floor": floor,
-            "ceiling": (kept / prior_ess * seconds / floor, kept / plaus_ess * seconds / floor),
+            "rhat": worst_rhat, "posterior": post,
             "swaps": "-" if swapped is None else f"{float(swapped.mean()):.3f}"}
 
 
@@ -174,13 +175,16 @@ def main():
         for name in (name for name in args.models if fits(name, labels)):
             joint = run(labels, name, "joint", args.seed)
             folded = run(labels, name, "collapsed", args.seed)
+            floor = floor_seconds(labels, joint["posterior"])
+            kept = joint["posterior"].sizes["chain"] * joint["posterior"].sizes["draw"]
             print(f"{title:24s} {name:24s} {labels.item.size:7d} | {joint['seconds']:8.2f} "
                   f"{folded['seconds']:11.2f} | {joint['prior']:13.0f} {folded['prior']:8.0f} "
                   f"{folded['prior'] / joint['prior']:6.1f} | {joint['plaus']:13.0f} "
                   f"{folded['plaus']:8.0f} {folded['plaus'] / joint['plaus']:6.1f} | "
                   f"{joint['rhat']:.4f} / {folded['rhat']:.4f} | "
-                  f"{joint['swaps']} / {folded['swaps']} | {joint['floor']:7.2f} | "
-                  f"{joint['ceiling'][0]:8.1f} {joint['ceiling'][1]:5.1f}", flush=True)
+                  f"{joint['swaps']} / {folded['swaps']} | {floor:7.2f} | "
+                  f"{kept / joint['prior'] / floor:8.1f} {kept / joint['plaus'] / floor:5.1f}",
+                  flush=True)
 
 
 if __name__ == "__main__":
