@@ -43,7 +43,7 @@ import xarray as xr
 
 from plausible import active, conformal, distributed_gibbs, metrics, models, plots, report
 from plausible.data import Comparisons, Labels, LabelSets, Rankings, Ratings, Votes
-from plausible.data.tables import FORMATS, format_of, from_frame
+from plausible.data.tables import format_of, from_frame
 from plausible.diagnostics import (
     annotation_predictive_check,
     annotator_quality,
