@@ -18,7 +18,10 @@ alpha | x)`` (``lambda`` integrated out) or a slice update of one, so their comp
 it invariant:
 
 1. ``theta_j[c] | t, x ~ Dirichlet(beta_c + counts_j[c, :])``, ``counts_j[c, x]`` the
-   annotator's annotations intended ``c`` and labelled ``x``;
+   annotator's annotations intended ``c`` and labelled ``x``; or, for one-coin annotators
+   (``theta_j = acc_j`` on the diagonal, ``(1 - acc_j) / (C - 1)`` elsewhere), ``acc_j | t,
+   x ~ Beta(a + right_j, b + wrong_j)``, ``right_j`` the annotations whose label is their
+   intended class;
 2. ``(kappa, mu) | t`` from the Dirichlet-multinomial rows ``n_i`` (every ``lambda_i``
    integrated out: slice scan plus the scale of the base measure's Gamma weights, as the
    hierarchical Dirichlet vote model draws it,
@@ -63,7 +66,8 @@ Chains start dispersed: each ``t_r`` drawn from an even mix of its item's label 
 uniform distribution, and the population's coordinates jittered by ``U(-1, 1)`` on the log
 scale (as the hierarchical Dirichlet kernel does).
 
-The trace: ``posterior`` with ``confusion (annotator, class, label_class)``, ``plausibility
+The trace: ``posterior`` with ``confusion (annotator, class, label_class)`` (one-coin:
+``accuracy (annotator)``), ``plausibility
 (item, class)`` (``dtype``) and, with a learned population, ``concentration`` and
 ``base_measure (class)``; ``sample_stats/classes_changed``, the intended classes that moved
 in the sweep.
@@ -76,13 +80,14 @@ import math
 import numba
 import numpy as np
 
+from plausible.inference.dawid_skene_members import OneCoin
 from plausible.inference.dirichlet_draws import dense_draws
 from plausible.inference.dirichlet_multinomial_population import count_summary, draw_population
 from plausible.inference.kernel import Variable
 from plausible.inference.univariate_slice import slice_update
 from plausible.maths.dirichlet_mixture import (compositions, item_backward, item_forward,
                                                pass_cost, predecessors)
-from plausible.maths.logspace import log_gamma_draw
+from plausible.maths.logspace import log_gamma_draw, log_gamma_draws
 
 DEFAULT_TUNE = 300
 """Warm-up sweeps: the intended classes and the population settle within tens of sweeps on
@@ -338,7 +343,9 @@ class AmbiguityKernel:
     annotators and ``n_classes`` classes; ``sampler``: ``"urn"``, ``"single-site"`` or None
     (:func:`choose_sampler`).
 
-    ``beta (class, label_class)``: the confusion rows' Dirichlet concentration;
+    ``beta (class, label_class)``: the confusion rows' Dirichlet concentration, or
+    ``accuracy_prior = (a, b)``: one-coin annotators with ``acc_j ~ Beta(a, b)`` (exactly one
+    of the two);
     ``concentration_prior`` Gamma ``(shape, rate)`` of ``kappa`` and ``base_prior (class,)``
     the Dirichlet of ``mu``; ``fixed_alpha (class,)``: hold ``alpha`` there instead of
     learning it (then neither ``concentration`` nor ``base_measure`` is recorded)."""
@@ -348,14 +355,20 @@ class AmbiguityKernel:
     default_thin = 1
 
     def __init__(self, item, annotator, label, *, n_items: int, n_annotators: int,
-                 n_classes: int, beta, concentration_prior=(1.0, 1.0), base_prior=None,
-                 fixed_alpha=None, sampler=None, dtype=np.float32):
+                 n_classes: int, beta=None, accuracy_prior=None, concentration_prior=(1.0, 1.0),
+                 base_prior=None, fixed_alpha=None, sampler=None, dtype=np.float32):
         self.item, self.annotator, self.label = (np.ascontiguousarray(a, dtype=np.int64)
                                                  for a in (item, annotator, label))
         self.n_items, self.n_annotators, self.n_classes = (int(n_items), int(n_annotators),
                                                            int(n_classes))
         C = self.n_classes
-        self.beta = np.ascontiguousarray(beta, dtype=np.float64).reshape(C, C)
+        if (beta is None) == (accuracy_prior is None):
+            raise ValueError("give the confusion rows' beta or the one-coin accuracy_prior, "
+                             "not both or neither")
+        self.beta = None if beta is None else np.ascontiguousarray(
+            beta, dtype=np.float64).reshape(C, C)
+        self.accuracy_prior = (None if accuracy_prior is None
+                               else tuple(float(v) for v in accuracy_prior))
         self.shape, self.rate = (float(x) for x in concentration_prior)
         self.base_prior = (np.ones(C) if base_prior is None
                            else np.asarray(base_prior, dtype=np.float64))
@@ -370,8 +383,9 @@ class AmbiguityKernel:
         self.variables = {
             **({"concentration": Variable((), ()),
                 "base_measure": Variable(("class",), (C,))} if learned else {}),
-            "confusion": Variable(("annotator", "class", "label_class"),
-                                  (self.n_annotators, C, C)),
+            **({"confusion": Variable(("annotator", "class", "label_class"),
+                                      (self.n_annotators, C, C))} if self.beta is not None
+               else {"accuracy": Variable(("annotator",), (self.n_annotators,))}),
             "plausibility": Variable(("item", "class"), (self.n_items, C), dtype)}
         self.stats = {"classes_changed": Variable((), (), np.int64)}
         labels_per_item = np.diff(self.offsets)
@@ -407,7 +421,10 @@ class AmbiguityKernel:
         x_r]``), the population's coordinates from ``concentration`` and ``base_measure`` with
         the scale of the base measure's weights drawn from its prior ``Gamma(sum beta, 1)``."""
         lam = np.asarray(values["plausibility"], dtype=np.float64)
-        theta = np.asarray(values["confusion"], dtype=np.float64)
+        theta = (np.asarray(values["confusion"], dtype=np.float64) if self.beta is not None
+                 else OneCoin.confusion({"accuracy": np.asarray(values["accuracy"],
+                                                                dtype=np.float64)},
+                                        self.n_classes))
         weights = lam[self.item] * theta[self.annotator, :, self.label]
         cumulative = weights.cumsum(axis=1)
         u = rng.random(self.item.size) * cumulative[:, -1]
@@ -441,8 +458,16 @@ class AmbiguityKernel:
         """Steps 1–4 of the module docstring (4 at kept sweeps only)."""
         C = self.n_classes
         counts = _confusion_counts(self.annotator, state.t, self.label, self.n_annotators, C)
-        dense_draws(rng, (self.beta[None] + counts).reshape(-1, C),
-                    state.theta.reshape(1, -1, C))
+        if self.beta is not None:
+            dense_draws(rng, (self.beta[None] + counts).reshape(-1, C),
+                        state.theta.reshape(1, -1, C))
+        else:
+            right = np.trace(counts, axis1=1, axis2=2)
+            a, b = self.accuracy_prior
+            log_g = log_gamma_draws(rng, np.stack([a + right, b + counts.sum(axis=(1, 2))
+                                                   - right], axis=1))
+            accuracy = np.exp(log_g[:, 0] - np.logaddexp(log_g[:, 0], log_g[:, 1]))
+            state.theta[...] = OneCoin.confusion({"accuracy": accuracy}, C)
         if self.learned:
             summary = count_summary(state.n.astype(np.float64))
             state.log_alpha = draw_population(rng, state.v, summary, True, self.base_prior,
@@ -466,6 +491,8 @@ class AmbiguityKernel:
                 dense_draws(rng, alpha[None, :] + state.n, out["plausibility"][None])
             if "confusion" in out:
                 out["confusion"][...] = state.theta
+            if "accuracy" in out:
+                out["accuracy"][...] = accuracy
             if self.learned:
                 kappa = alpha.sum()
                 if "concentration" in out:

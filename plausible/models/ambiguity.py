@@ -22,6 +22,14 @@ Annotation ``r`` is label ``x_r`` of item ``i_r`` by annotator ``j_r``::
     t_r          ~ Categorical(lambda_{i_r})      the class annotator j_r saw in item i_r
     x_r          ~ Categorical(theta_{j_r}[t_r])  (likelihood to the power gamma)
 
+**One-coin annotators** (:func:`build_one_coin`, ``ambiguity-one-coin``): ``theta_j =
+acc_j`` on the diagonal and ``(1 - acc_j) / (C - 1)`` elsewhere, ``acc_j ~ Beta(4, 1)``, as
+the one-coin member of the Dawid–Skene family (:func:`plausible.models.dawid_skene.
+build_one_coin`). With a handful of labels per annotator the ``C (C - 1)`` free entries of a
+confusion matrix are mostly prior, and the full matrices of a crowd can take up a split
+between two neighbouring classes as a directed confusion shared by many annotators; one
+accuracy cannot, so the split stays on the item (see ``benchmarks/study_auto_candidates.py``).
+
 **Priors.** ``beta_c`` is Dawid–Skene's default
 (:func:`plausible.models.dawid_skene.confusion_concentration`, ``confusion_prior = (4, 1)``:
 4 on the diagonal, 1 elsewhere, prior mean accuracy ``4 / (C + 3)``), which also orients the
@@ -88,6 +96,7 @@ from plausible.data.tables import reads
 from plausible.data.validation import positive, positive_integer
 from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.inference.ambiguity_sampler import AmbiguityKernel
+from plausible.inference.dawid_skene_members import OneCoin
 from plausible.inference.dirichlet_draws import dense_draws
 from plausible.inference.declarations import declare_log_likelihood
 from plausible.inference.kernel_step import declare_kernel
@@ -118,13 +127,13 @@ def marginal_cost(labels: Labels, reliability: int = 1) -> int:
 def log_likelihood(trace, labels: Labels, concentration=None) -> xr.DataArray:
     """Per item ``log p(x_i | theta, alpha)`` with ``lambda_i`` integrated out (module):
     the Pólya-urn sum over the item's intended classes
-    (:func:`plausible.maths.dirichlet_mixture.log_marginal`) at each draw's ``confusion``
-    and population ``alpha = kappa mu`` (or the fixed ``concentration``), its labels
-    repeated ``gamma`` times, ``(chain, draw, item)``, in blocks of draws."""
+    (:func:`plausible.maths.dirichlet_mixture.log_marginal`) at each draw's confusion
+    matrices (:func:`~plausible.models.dawid_skene.confusion_draws`) and population ``alpha
+    = kappa mu`` (or the fixed ``concentration``), its labels repeated ``gamma`` times,
+    ``(chain, draw, item)``, in blocks of draws."""
     posterior = trace["posterior"]
     gamma = int(round(float(trace["constant_data"]["reliability"])))
     shape = (posterior.sizes["chain"], posterior.sizes["draw"])
-    theta = posterior["confusion"].transpose("chain", "draw", "annotator", "class", "label_class")
     C, I, J = labels.n_classes, labels.n_items, labels.n_annotators
     order = np.argsort(labels.item, kind="stable")
     annotator = np.repeat(labels.annotator[order].astype(np.int64), gamma)
@@ -134,7 +143,7 @@ def log_likelihood(trace, labels: Labels, concentration=None) -> xr.DataArray:
     counts, successor, offset = compositions(C, int(n_labels.max(initial=0)))
     out = np.empty((shape[0] * shape[1], I))
     for samples, index in iter_sample_blocks(shape, J * C * C + C):
-        theta_block = np.ascontiguousarray(theta.values[index], dtype=np.float64).reshape(
+        theta_block = np.ascontiguousarray(confusion_draws(posterior, *index)).reshape(
             -1, J, C, C)
         if concentration is None:
             alpha = (posterior["concentration"].values[index].reshape(-1, 1)
@@ -190,24 +199,33 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
 
 
 def simulate(rng: np.random.Generator, n_items: int, n_annotators: int, n_classes: int = 2, *,
-             confusion_prior: tuple = (4.0, 1.0)) -> tuple[dict, Labels]:
+             confusion_prior: tuple = (4.0, 1.0), accuracy_prior: tuple | None = None
+             ) -> tuple[dict, Labels]:
     """Parameters and labels drawn from the model's prior (the default priors of
-    :func:`build`), every annotator labelling every item once, each label through its own
-    intended class: ``kappa ~ Gamma(1, rate 1 / C)``, ``mu ~ Dirichlet(1)``, ``lambda_i ~
-    Dirichlet(kappa mu)``, ``theta_j[c] ~ Dirichlet(beta_c)``, ``t ~ lambda_i``, ``x ~
-    theta_j[t]``. Returns the truth (``"alpha" (class,)``, ``"plausibility" (item, class)``,
-    ``"confusion" (annotator, class, label_class)``) and the labels, for simulation-based
-    calibration."""
+    :func:`build`, or with ``accuracy_prior`` those of :func:`build_one_coin`), every
+    annotator labelling every item once, each label through its own intended class: ``kappa
+    ~ Gamma(1, rate 1 / C)``, ``mu ~ Dirichlet(1)``, ``lambda_i ~ Dirichlet(kappa mu)``,
+    ``theta_j[c] ~ Dirichlet(beta_c)`` (one-coin: ``acc_j ~ Beta(accuracy_prior)`` spread
+    over ``theta_j``), ``t ~ lambda_i``, ``x ~ theta_j[t]``. Returns the truth (``"alpha"
+    (class,)``, ``"plausibility" (item, class)``, ``"confusion" (annotator, class,
+    label_class)``, one-coin also ``"accuracy" (annotator,)``) and the labels, for
+    simulation-based calibration."""
     C, I, J = n_classes, n_items, n_annotators
-    beta = confusion_concentration(C, confusion_prior)
     alpha = rng.gamma(1.0, C) * rng.dirichlet(np.ones(C))
     lam = rng.dirichlet(alpha, I)
-    theta = np.stack([[rng.dirichlet(beta[c]) for c in range(C)] for _ in range(J)])
+    truth = {"alpha": alpha, "plausibility": lam}
+    if accuracy_prior is None:
+        beta = confusion_concentration(C, confusion_prior)
+        theta = np.stack([[rng.dirichlet(beta[c]) for c in range(C)] for _ in range(J)])
+    else:
+        truth["accuracy"] = rng.beta(*accuracy_prior, size=J)
+        theta = OneCoin.confusion(truth, C)
+    truth["confusion"] = theta
     item, annotator = np.repeat(np.arange(I), J), np.tile(np.arange(J), I)
     intended = categorical_draws(rng, lam[item])
     label = categorical_draws(rng, theta[annotator, intended])
     labels = Labels(item, annotator, label, np.arange(I), np.arange(J), np.arange(C))
-    return {"alpha": alpha, "plausibility": lam, "confusion": theta}, labels
+    return truth, labels
 
 
 @reads("labels")
@@ -231,14 +249,40 @@ def build(labels: Labels, *, reliability: float = 1, confusion_prior: tuple = (4
     (:func:`plausible.inference.ambiguity_sampler.choose_sampler`). Known classes are
     refused (module)."""
     check_labels(labels)
+    beta = confusion_concentration(labels.n_classes, confusion_prior)
+    return _build(labels, "ambiguity-dawid-skene", {"beta": beta}, reliability, gibbs,
+                  concentration, concentration_prior, sampler)
+
+
+@reads("labels")
+def build_one_coin(labels: Labels, *, reliability: float = 1, accuracy_prior: tuple = (4.0, 1.0),
+                   gibbs: bool = True, concentration=None,
+                   concentration_prior: tuple | None = None,
+                   sampler: str | None = None) -> pm.Model:
+    """PyMC model of item ambiguity with one-coin annotators (module) for ``labels``:
+    ``acc_j ~ Beta(accuracy_prior)`` (default ``(4, 1)``, prior mean 0.8, as the one-coin
+    latent-class model) and ``theta_j = acc_j`` on the diagonal, ``(1 - acc_j) / (C - 1)``
+    elsewhere. One number per annotator instead of ``C (C - 1)``: an annotator with a handful
+    of labels is still measured, and a neighbouring-class split cannot be read as an
+    annotator's directed confusion. Variables as :func:`build` with ``accuracy (annotator)``
+    in place of ``confusion``; the other arguments as :func:`build`."""
+    check_labels(labels)
+    a, b = (positive("accuracy_prior", v) for v in accuracy_prior)
+    return _build(labels, "ambiguity-one-coin", {"accuracy_prior": (a, b)}, reliability, gibbs,
+                  concentration, concentration_prior, sampler)
+
+
+def _build(labels: Labels, name: str, annotators: dict, reliability, gibbs: bool,
+           concentration, concentration_prior, sampler) -> pm.Model:
+    """:func:`build` and :func:`build_one_coin`; ``annotators``: ``{"beta": (class,
+    label_class)}`` (confusion rows) or ``{"accuracy_prior": (a, b)}`` (one-coin), as
+    :class:`~plausible.inference.ambiguity_sampler.AmbiguityKernel` takes them."""
     gamma = (positive_integer("reliability", reliability, WHOLE_RELIABILITY) if gibbs
              else positive("reliability", reliability))
     if labels.known is not None and (labels.known >= 0).any():
-        raise ValueError("ambiguity-dawid-skene does not take known classes: its plausibility "
-                         "is the item's distribution over the classes, which a known class "
-                         "does not fix")
+        raise ValueError(f"{name} does not take known classes: its plausibility is the item's "
+                         "distribution over the classes, which a known class does not fix")
     C, I, J = labels.n_classes, labels.n_items, labels.n_annotators
-    beta = confusion_concentration(C, confusion_prior)
     fixed = None
     if concentration is not None:
         fixed = np.asarray(positive("concentration", concentration, scalar=False),
@@ -263,8 +307,14 @@ def build(labels: Labels, *, reliability: float = 1, confusion_prior: tuple = (4
             alpha = pt.constant(fixed)
         lam = pm.Dirichlet("plausibility", a=pt.broadcast_to(alpha, (I, C)),
                            dims=("item", "class"))
-        theta = pm.Dirichlet("confusion", a=np.broadcast_to(beta, (J, C, C)),
-                             dims=("annotator", "class", "label_class"))
+        if "beta" in annotators:
+            theta = pm.Dirichlet("confusion", a=np.broadcast_to(annotators["beta"], (J, C, C)),
+                                 dims=("annotator", "class", "label_class"))
+        else:
+            accuracy = pm.Beta("accuracy", *annotators["accuracy_prior"], dims="annotator")
+            eye = np.eye(C)
+            theta = (accuracy[:, None, None] * eye
+                     + ((1 - accuracy) / (C - 1))[:, None, None] * (1 - eye))
         # log p(x_r | lambda, theta) = log sum_c lambda_{i_r c} theta_{j_r}[c, x_r]
         terms = pt.log((lam[item] * theta[annotator, :, label]).sum(axis=1))
         pm.Potential("labels", gamma * terms.sum())
@@ -272,8 +322,9 @@ def build(labels: Labels, *, reliability: float = 1, confusion_prior: tuple = (4
         repeat = int(gamma)
         kernel = AmbiguityKernel(
             np.repeat(labels.item, repeat), np.repeat(labels.annotator, repeat),
-            np.repeat(labels.label, repeat), n_items=I, n_annotators=J, n_classes=C, beta=beta,
-            concentration_prior=(shape, rate), fixed_alpha=fixed, sampler=sampler)
+            np.repeat(labels.label, repeat), n_items=I, n_annotators=J, n_classes=C,
+            **annotators, concentration_prior=(shape, rate), fixed_alpha=fixed,
+            sampler=sampler)
         declare_kernel(model, kernel, coords={**coords(labels), "label_class": labels.classes},
                        constant_data={"reliability": float(gamma)})
     if gibbs or float(gamma).is_integer():
@@ -283,18 +334,17 @@ def build(labels: Labels, *, reliability: float = 1, confusion_prior: tuple = (4
                                    lambda trace: log_likelihood(trace, labels, fixed),
                                    observed=labels.to_dataarray())
         else:
-            warnings.warn(f"ambiguity-dawid-skene: the per-item log-likelihood with each "
-                          f"item's distribution integrated out would take {cost:.1e} products "
-                          f"a draw (its items have up to "
-                          f"{int(gamma) * np.bincount(labels.item).max()} labels over {C} "
-                          "classes), more than {MARGINAL_COST:.0e}: not "
-                          "computed, so LOO cannot rank this model", stacklevel=2)
+            warnings.warn(f"{name}: the per-item log-likelihood with each item's distribution "
+                          f"integrated out would take {cost:.1e} products a draw (its items "
+                          f"have up to {int(gamma) * np.bincount(labels.item).max()} labels "
+                          f"over {C} classes), more than {MARGINAL_COST:.0e}: not computed, "
+                          "so LOO cannot rank this model", stacklevel=3)
     else:
-        warnings.warn("ambiguity-dawid-skene: the per-item log-likelihood with each item's "
-                      "distribution integrated out needs a whole-number reliability: not "
-                      "computed, so LOO cannot rank this model", stacklevel=2)
+        warnings.warn(f"{name}: the per-item log-likelihood with each item's distribution "
+                      "integrated out needs a whole-number reliability: not computed, so LOO "
+                      "cannot rank this model", stacklevel=3)
     return model
 
 
-__all__ = ["MARGINAL_COST", "WHOLE_RELIABILITY", "build", "log_likelihood", "marginal_cost",
-           "replicate_labels", "simulate"]
+__all__ = ["MARGINAL_COST", "WHOLE_RELIABILITY", "build", "build_one_coin", "log_likelihood",
+           "marginal_cost", "replicate_labels", "simulate"]

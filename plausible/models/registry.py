@@ -140,6 +140,11 @@ ENTRIES = (
                "reliability: gibbs=False)",
                label_probabilities=dawid_skene.label_probabilities,
                replicate=ambiguity.replicate_labels, plausibility=ITEM_DISTRIBUTION),
+    ModelEntry("ambiguity-one-coin", ambiguity.build_one_coin, "labels", "repetitions", False,
+               "each item's own distribution over the classes (its ambiguity) read through "
+               "one accuracy per annotator, exact Gibbs (compiled; real reliability: "
+               "gibbs=False)", label_probabilities=dawid_skene.label_probabilities,
+               replicate=ambiguity.replicate_labels, plausibility=ITEM_DISTRIBUTION),
     ModelEntry("easy-hard", easy_hard.build, "labels", "tempering", False,
                "latent classes with an easy and a hard subclass each: errors correlated "
                "through the item, exact Gibbs", replicate=easy_hard.replicate_labels),

@@ -78,6 +78,53 @@ def test_gibbs_matches_enumeration_with_the_population_fixed(sampler):
     assert np.abs(trace.posterior["plausibility"].mean(("chain", "draw")).values - other).max() > 0.1
 
 
+def _enumerated_one_coin(labels: Labels, alpha, a, b):
+    """Posterior means of ``lambda (item, class)`` and of the one-coin ``accuracy
+    (annotator)`` by enumerating every intended-class vector: ``p(t | x) ∝ prod_i DM(n_i(t) |
+    alpha) prod_j B(a + R_j, b + W_j) / B(a, b) (C - 1)^-W_j``, ``R_j`` and ``W_j`` the
+    annotator's labels equal to and other than their intended class."""
+    from scipy.special import betaln
+
+    C, I, J = labels.n_classes, labels.n_items, labels.n_annotators
+    log_w, lam, accuracy = [], [], []
+    for t in itertools.product(range(C), repeat=len(labels.item)):
+        t = np.array(t)
+        n = np.zeros((I, C))
+        np.add.at(n, (labels.item, t), 1)
+        right = np.bincount(labels.annotator, t == labels.label, minlength=J)
+        wrong = np.bincount(labels.annotator, minlength=J) - right
+        log_w.append(_log_dm(n, alpha).sum() + (betaln(a + right, b + wrong) - betaln(a, b)
+                                                - wrong * np.log(C - 1)).sum())
+        lam.append((alpha + n) / (alpha.sum() + n.sum(1, keepdims=True)))
+        accuracy.append((a + right) / (a + b + right + wrong))
+    w = np.exp(np.array(log_w) - max(log_w))
+    w /= w.sum()
+    return np.tensordot(w, np.array(lam), 1), np.tensordot(w, np.array(accuracy), 1)
+
+
+@pytest.mark.parametrize("sampler", ["urn", "single-site"])
+def test_one_coin_gibbs_matches_enumeration_with_the_population_fixed(sampler):
+    """One-coin annotators (``ambiguity-one-coin``), three classes: ``lambda`` and the
+    accuracies' posterior means against the exact sum over every intended-class vector (each
+    ``lambda_i`` and ``acc_j`` integrated out); the log-likelihood reads the accuracies as
+    one-coin confusion matrices."""
+    frame = SMALL.assign(label=[0, 2, 1, 1, 1, 2, 0, 1, 0, 2])
+    labels = Labels.from_frame(frame)
+    alpha = np.array([0.7, 1.2, 2.0])
+    lam, accuracy = _enumerated_one_coin(labels, alpha, 4.0, 1.0)
+    trace = pl.sample(ambiguity.build_one_coin(labels, concentration=alpha, sampler=sampler),
+                      draws=2000, chains=4, seed=7, progressbar=False)
+    assert "confusion" not in trace.posterior
+    _within_mcse(trace, "plausibility", lam)
+    _within_mcse(trace, "accuracy", accuracy)
+    acc = trace.posterior["accuracy"].transpose("chain", "draw", ...).values[0, :2]
+    theta = acc[:, :, None, None] * np.eye(3) + (1 - acc[:, :, None, None]) / 2 * (1 - np.eye(3))
+    for s in range(2):
+        np.testing.assert_allclose(trace.log_likelihood["labels"].values[0, s],
+                                   _enumerated_log_marginal(labels, theta[s], alpha, gamma=1),
+                                   rtol=1e-6)
+
+
 def _enumerated_learned(labels: Labels, beta, thresholds):
     """With the population learned: the exact posterior mean of ``log kappa`` and, per item
     and class, of ``lambda_ic`` and of ``P(lambda_ic <= q)`` for each threshold ``q``, by
@@ -262,6 +309,19 @@ def test_gibbs_matches_nuts_on_the_summed_out_graph(reliability):
     assert_same_posterior(gibbs, nuts, ["plausibility", "confusion", "base_measure"])
 
 
+def test_one_coin_gibbs_matches_nuts_on_the_summed_out_graph():
+    """One-coin annotators, population learned: the kernel against NUTS on the PyMC graph
+    with every intended class summed out."""
+    labels = simulated_labels()
+    gibbs = pl.sample(ambiguity.build_one_coin(labels), draws=4000, chains=4, seed=0,
+                      progressbar=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        nuts = pl.sample(ambiguity.build_one_coin(labels, gibbs=False), draws=800, tune=400,
+                         chains=2, seed=1, progressbar=False, target_accept=0.95)
+    assert_same_posterior(gibbs, nuts, ["plausibility", "accuracy", "base_measure"])
+
+
 def test_the_same_seed_gives_the_same_draws():
     labels = Labels.from_frame(SMALL)
     first, second = (pl.sample(ambiguity.build(labels), draws=50, chains=2, seed=3,
@@ -398,7 +458,8 @@ def test_replicates_keep_the_design_and_the_votes_check_tells_ambiguity_from_err
     assert missed["ambiguity-dawid-skene"] < missed["dawid-skene"], missed
 
 
-def test_simulation_based_calibration_and_interval_coverage():
+@pytest.mark.parametrize("one_coin", [False, True])
+def test_simulation_based_calibration_and_interval_coverage(one_coin):
     """Data drawn from the prior, some items ambiguous and some clear (their distributions
     from a population drawn from its prior) and annotators of every accuracy the confusion
     prior allows; the model is given the true population (``concentration=``). The ranks of
@@ -406,25 +467,34 @@ def test_simulation_based_calibration_and_interval_coverage():
     (Talts et al. 2018), and the central 90 % intervals of ``lambda_i`` and of the confusion
     rows cover the truth at their nominal rate, within simulation error. (With the
     population learned the items of a data set share it and are not independent replicates;
-    ``benchmarks/study_ambiguity_sbc.py`` measures that case with the data set as the unit.)"""
+    ``benchmarks/study_ambiguity_sbc.py`` measures that case with the data set as the unit.)
+    One-coin annotators (``ambiguity-one-coin``): the same with their accuracies, three
+    classes."""
     from plausible.inference.sbc import simulation_based_calibration
 
     population = {}
+    annotators = "accuracy" if one_coin else "confusion"
 
     def simulate(rng):
-        truth, data = ambiguity.simulate(rng, n_items=20, n_annotators=4)
+        truth, data = ambiguity.simulate(rng, n_items=20, n_annotators=4,
+                                         n_classes=3 if one_coin else 2,
+                                         accuracy_prior=(4.0, 1.0) if one_coin else None)
         population["alpha"] = truth["alpha"]
         return truth, data
 
+    build = ambiguity.build_one_coin if one_coin else ambiguity.build
     result = simulation_based_calibration(
-        lambda data: ambiguity.build(data, concentration=population["alpha"]), simulate,
-        var_names=["plausibility", "confusion"], n_simulations=40, draws=200, chains=2, thin=4,
-        tune=100, seed=7, log_likelihood=False)
+        lambda data: build(data, concentration=population["alpha"]), simulate,
+        var_names=["plausibility", annotators], n_simulations=100 if one_coin else 40,
+        draws=200, chains=2, thin=4, tune=100, seed=7, log_likelihood=False)
     for name, p in result.p_values(bins=10).items():
         assert p > 1e-3, (name, p)
     L = result.n_draws
-    for name in ("plausibility", "confusion"):
+    for name in ("plausibility", annotators):
         ranks = result.ranks[name]
+        # a biased posterior shifts the ranks: their mean is 1/2 within 2.5 standard errors
+        # of 400 uniform ranks (the fewest elements here: 100 data sets x 4 accuracies)
+        assert abs(ranks.mean() / L - 0.5) < 2.5 * (1 / 12) ** 0.5 / 20, (name, ranks.mean() / L)
         inside = ((ranks >= 0.05 * L) & (ranks <= 0.95 * L)).mean()
         # correlated elements (a row sums to one): a generous band around 0.9
         assert abs(inside - 0.9) < 0.04, (name, inside)

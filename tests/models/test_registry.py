@@ -46,7 +46,7 @@ def test_available_lists_every_aggregation_model():
                                 "mace", "easy-hard", "ordered-probit", "glad", "su-difficulty",
                                 "normal-inverse-gamma", "censored-normal-inverse-gamma",
                                 "multi-label", "bradley-terry", "noisy-bradley-terry",
-                                "ambiguity-dawid-skene"}
+                                "ambiguity-dawid-skene", "ambiguity-one-coin"}
     assert set(table["data"]) == set(models.FORMATS)
     assert set(table["reliability"]) == {"tempering", "repetitions"}
     assert list(models.available("rankings").index) == ["prirn", "plackett-luce"]
@@ -96,7 +96,7 @@ def test_every_entry_says_what_its_plausibility_means():
         expected = {"labels": models.TRUE_CLASS_POSTERIOR, "label_sets": models.LABEL_MARGINALS,
                     "comparisons": models.RANK_DISTRIBUTION}.get(row["data"],
                                                                  models.ITEM_DISTRIBUTION)
-        if name == "ambiguity-dawid-skene":  # labels read as each item's own distribution
+        if name.startswith("ambiguity-"):  # labels read as each item's own distribution
             expected = models.ITEM_DISTRIBUTION
         assert row["plausibility"] == expected, name
     with pytest.raises(ValueError, match="plausibility must be one of"):
