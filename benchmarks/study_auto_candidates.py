@@ -24,6 +24,35 @@ labels, ``--seeds`` seeds each; with ``$PLAUSIBLE_DATA``, RTE, TEMP and WSD (Sno
     .venv/bin/python benchmarks/study_auto_candidates.py [--labels 2000] [--seeds 3]
         [--snow]
 
+**Result, with the one-coin ambiguity model** (2026-11-28, ``--seeds 5 --snow``, two cores;
+``ambiguity-one-coin`` now among the single models, so "best single model" may be it). Gap of
+accuracy and of Brier score to the best single model, mean and worst over the 13 data sets:
+
+=================================================  ========  =======  ==========  ==========
+candidate set                                      acc. gap  worst    Brier gap   worst
+=================================================  ========  =======  ==========  ==========
+auto, stacked (what auto returns)                  0.0030    0.0100   0.0017      0.0196
+glad, hierarchical DS, ambiguity one-coin, stacked 0.0030    0.0100   0.0053      0.0287
+glad, hierarchical DS, both ambiguity, stacked     0.0018    0.0100   0.0031      0.0243
+glad, one-coin, mace, ambiguity, stacked           0.0095    0.0400   0.0058      0.0336
+all seven, stacked                                 0.0020    0.0100   0.0032      0.0243
+=================================================  ========  =======  ==========  ==========
+
+``ambiguity-one-coin`` alone: on the ambiguous crowds it names the more plausible class of
+0.836 of the items (``ambiguity-dawid-skene`` 0.821, GLAD 0.840), and on Snow's RTE and TEMP
+its Brier score against gold is the lowest of every model (0.110 and 0.093). As a candidate it
+does not help ``auto``: LOO ranks it first on one crowd without ambiguous items (seed 3, 2.3
+elpd ahead of GLAD), where its split plausibilities score 0.029 worse against the true class
+than GLAD's, and on two ambiguous ones (seeds 1 and 4; on seed 4 its accuracy is 0.0075 below
+the best single model's). Swapping it for ``ambiguity-dawid-skene`` also loses
+TEMP, where ``ambiguity-dawid-skene`` leads LOO by 880 elpd. The candidate set is unchanged.
+Where ``auto`` still misses (accuracy on the ambiguous crowds of seeds 0, 3 and 4, 0.0075 to
+0.01 below the best single model; Brier score on seed 3, 0.0196 above), hierarchical
+Dawid-Skene leads LOO (weights 0.55-0.70) but misnames clear items: on seed 3 it names 0.871
+of the clear items against GLAD's 0.935, moving 12 of 68 clear items of class 1 to class 0.
+Its pooled confusion matrices take up the 0/1 splits of the ambiguous class-0 items as a
+shared 0-to-1 confusion, which predicts the labels better (LOO) and names the class worse.
+
 **Result, stacking** (2026-11-27, ``--seeds 5 --snow``, two cores). For each candidate set,
 the row without "stacked" is the single model LOO ranks first; "stacked" is what
 ``pl.aggregate(labels)`` now returns: the converged candidates of the chosen model's meaning
@@ -87,14 +116,19 @@ from plausible.data.crowd_simulation import simulate_crowd
 from plausible.diagnostics.model_selection import select
 
 MODELS = ("dawid-skene", "one-coin", "mace", "hierarchical-dawid-skene", "glad",
-          "ambiguity-dawid-skene")
+          "ambiguity-dawid-skene", "ambiguity-one-coin")
 BINARY_MODELS = ("annotator-beta",)
 """Fitted beside :data:`MODELS` on two-class data, where ``auto`` has them as candidates."""
 SETS = {
     "auto": None,  # pl.aggregation.auto_candidates of the data
     "ds, one-coin, ambiguity": ("dawid-skene", "one-coin", "ambiguity-dawid-skene"),
     "glad, ambiguity": ("glad", "ambiguity-dawid-skene"),
-    "all six": MODELS,
+    "glad, one-coin, mace, ambiguity": ("glad", "one-coin", "mace", "ambiguity-dawid-skene"),
+    "glad, hierarchical DS, ambiguity one-coin": ("glad", "hierarchical-dawid-skene",
+                                                  "ambiguity-one-coin"),
+    "glad, hierarchical DS, both ambiguity": ("glad", "hierarchical-dawid-skene",
+                                              "ambiguity-dawid-skene", "ambiguity-one-coin"),
+    "all seven": MODELS,
 }
 
 
