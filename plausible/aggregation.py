@@ -85,8 +85,9 @@ the ambiguity model, in the simulation study ``benchmarks/study_auto_candidates.
 (real-crowd structure with and without ambiguous items; its docstring has the numbers); with
 stacking, GLAD and hierarchical Dawid–Skene combine, and over 10 simulated crowds and Snow's
 three tasks the result's mean gaps to the best of the seven single label models are 0.003 in
-accuracy and 0.002 in Brier score (worst 0.01 and 0.02). Binary labels: Carpenter's hierarchical sensitivities and specificities,
-Dawid–Skene and the ambiguity model (not studied on binary simulations)."""
+accuracy and 0.002 in Brier score (worst 0.01 and 0.02). Binary labels: Carpenter's
+hierarchical sensitivities and specificities, Dawid–Skene and the ambiguity model (not studied
+on binary simulations)."""
 
 _META = ("plausible_model", "plausible_format", "plausible_options", "plausible_selection")
 
