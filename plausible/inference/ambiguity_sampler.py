@@ -87,7 +87,7 @@ from plausible.inference.kernel import Variable
 from plausible.inference.univariate_slice import slice_update
 from plausible.maths.dirichlet_mixture import (compositions, item_backward, item_forward,
                                                pass_cost, predecessors)
-from plausible.maths.logspace import log_gamma_draw, log_gamma_draws
+from plausible.maths.logspace import log_beta_draws, log_gamma_draw
 
 DEFAULT_TUNE = 300
 """Warm-up sweeps: the intended classes and the population settle within tens of sweeps on
@@ -464,9 +464,8 @@ class AmbiguityKernel:
         else:
             right = np.trace(counts, axis1=1, axis2=2)
             a, b = self.accuracy_prior
-            log_g = log_gamma_draws(rng, np.stack([a + right, b + counts.sum(axis=(1, 2))
-                                                   - right], axis=1))
-            accuracy = np.exp(log_g[:, 0] - np.logaddexp(log_g[:, 0], log_g[:, 1]))
+            log_acc, _ = log_beta_draws(rng, a + right, b + counts.sum(axis=(1, 2)) - right)
+            accuracy = np.exp(log_acc)
             state.theta[...] = OneCoin.confusion({"accuracy": accuracy}, C)
         if self.learned:
             summary = count_summary(state.n.astype(np.float64))

@@ -312,9 +312,7 @@ def _build(labels: Labels, name: str, annotators: dict, reliability, gibbs: bool
                                  dims=("annotator", "class", "label_class"))
         else:
             accuracy = pm.Beta("accuracy", *annotators["accuracy_prior"], dims="annotator")
-            eye = np.eye(C)
-            theta = (accuracy[:, None, None] * eye
-                     + ((1 - accuracy) / (C - 1))[:, None, None] * (1 - eye))
+            theta = OneCoin.confusion({"accuracy": accuracy}, C)
         # log p(x_r | lambda, theta) = log sum_c lambda_{i_r c} theta_{j_r}[c, x_r]
         terms = pt.log((lam[item] * theta[annotator, :, label]).sum(axis=1))
         pm.Potential("labels", gamma * terms.sum())
