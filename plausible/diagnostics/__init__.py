@@ -14,7 +14,7 @@ from plausible.diagnostics.annotation_predictive import (
     annotation_predictive_check,
 )
 from plausible.diagnostics.annotator_quality import annotator_quality
-from plausible.diagnostics.chain_modes import chain_modes
+from plausible.diagnostics.chain_modes import chain_modes, permuted_chains
 from plausible.diagnostics.convergence import ConvergenceReport, convergence_report
 from plausible.diagnostics.estimators import (
     ConvergenceDiagnostics,
@@ -49,6 +49,7 @@ __all__ = [
     "annotation_predictive_check",
     "annotator_quality",
     "chain_modes",
+    "permuted_chains",
     "convergence_diagnostics",
     "convergence_report",
     "loo",

@@ -9,12 +9,22 @@ is at least ``margin`` less plausible in another chain, a difference no Monte Ca
 converged chains of the usual length explains (an item on the fence between two classes, at
 0.5 in every chain, is not flagged). It reads dense plausibilities (``posterior/plausibility
 (chain, draw, item, class)``).
+
+:func:`permuted_chains` asks the same of the classes' names as a whole: a latent-class model's
+likelihood does not change when its classes are relabelled, so a chain can sit in a mode where
+every class carries another's name (each item's plausibility then names the wrong class, and
+when every chain sits there R-hat cannot see it). A draw reads its classes as they are when
+the annotators' mean confusion matrix (a posterior variable with dims ``class`` and
+``label_class``, averaged over its others) has no relabelling of the classes with a larger
+diagonal sum; a chain most of whose draws would read better relabelled sits in a permuted
+mode.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import linear_sum_assignment
 
 MARGIN = 0.2
 """Least difference between chains in the mean plausibility of a chain's most plausible
@@ -48,4 +58,37 @@ def chain_modes(trace, *, margin: float = MARGIN) -> pd.DataFrame:
     return frame.sort_values("gap", ascending=False, ignore_index=True)
 
 
-__all__ = ["MARGIN", "chain_modes"]
+PERMUTED_DRAWS = 100
+"""Most draws per chain :func:`permuted_chains` reads (evenly spaced)."""
+
+
+def permuted_chains(trace) -> pd.Series | None:
+    """Per chain, the share of its draws (at most :data:`PERMUTED_DRAWS`, evenly spaced) whose
+    classes read better relabelled (module docstring), ``(chain,)`` named
+    ``permuted_share``; None where the posterior has no variable with dims ``class`` and
+    ``label_class`` (a confusion matrix per annotator or for the crowd) of two classes or
+    more. A draw whose every diagonal entry is the largest of its row and of its column needs
+    no assignment problem."""
+    posterior = trace["posterior"]
+    found = [name for name, v in posterior.data_vars.items()
+             if {"class", "label_class"} <= set(v.dims) and v.sizes["class"] > 1
+             and v.sizes["class"] == v.sizes["label_class"]]
+    if not found:
+        return None
+    variable = posterior[max(found, key=lambda name: posterior[name].ndim)]
+    step = max(1, -(-variable.sizes["draw"] // PERMUTED_DRAWS))
+    others = [d for d in variable.dims if d not in ("chain", "draw", "class", "label_class")]
+    mean = variable.isel(draw=slice(None, None, step)).mean(others).transpose(
+        "chain", "draw", "class", "label_class")
+    values = np.asarray(mean.values, dtype=np.float64)
+    diagonal = np.diagonal(values, axis1=2, axis2=3)
+    clear = ((diagonal >= values.max(axis=3)) & (diagonal >= values.max(axis=2))).all(axis=2)
+    permuted = np.zeros(values.shape[:2], dtype=bool)
+    for c, d in zip(*np.nonzero(~clear)):
+        rows, cols = linear_sum_assignment(values[c, d], maximize=True)
+        permuted[c, d] = values[c, d][rows, cols].sum() > np.trace(values[c, d]) + 1e-12
+    return pd.Series(permuted.mean(axis=1), index=pd.Index(mean["chain"].values, name="chain"),
+                     name="permuted_share")
+
+
+__all__ = ["MARGIN", "PERMUTED_DRAWS", "chain_modes", "permuted_chains"]

@@ -82,17 +82,20 @@ classes and ``M`` labels of the busiest annotator): beyond it (hundreds of class
 takes the logs as it goes."""
 
 
-def log_tables(beta: np.ndarray, gamma: int, most: int) -> tuple[np.ndarray, np.ndarray]:
-    """``log_num[c, x, n] = log prod_{r < gamma} (beta[c, x] + gamma n + r)`` and
-    ``log_den[c, n]`` the same of ``B_c = sum_x beta[c, x]``, for ``n = 0..most``: the
-    predictive terms of :func:`full_sweep` for every count an annotator can reach (an empty
-    ``log_num`` past :data:`TABLE_LIMIT`)."""
-    n = gamma * np.arange(most + 1, dtype=np.float64)
+def log_tables(beta: np.ndarray, gamma: int, most: int, most_code: int | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """``log_num[c, x, n] = log prod_{r < gamma} (beta[c, x] + gamma n + r)`` for ``n =
+    0..most_code`` (the most labels of one code ``j C + x``, which bounds every count
+    ``n_j[c, x]``; ``most`` by default) and ``log_den[c, n]`` the same of ``B_c = sum_x
+    beta[c, x]`` for ``n = 0..most`` (the busiest annotator's labels, which bounds every row
+    total): the predictive terms of :func:`full_sweep` for every count an annotator can reach
+    (an empty ``log_num`` past :data:`TABLE_LIMIT`)."""
+    most_code = most if most_code is None else most_code
     C = beta.shape[0]
-    log_den = _rising_table(beta.sum(axis=1)[:, None] + n, gamma)
-    if C * C * (most + 1) > TABLE_LIMIT:
+    log_den = _rising_table(beta.sum(axis=1)[:, None] + gamma * np.arange(most + 1.0), gamma)
+    if C * C * (most_code + 1) > TABLE_LIMIT:
         return np.empty((C, C, 0)), log_den
-    return _rising_table(beta[:, :, None] + n, gamma), log_den
+    return _rising_table(beta[:, :, None] + gamma * np.arange(most_code + 1.0), gamma), log_den
 
 
 def _rising_table(base: np.ndarray, gamma: int) -> np.ndarray:
@@ -103,12 +106,11 @@ def _rising_table(base: np.ndarray, gamma: int) -> np.ndarray:
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _shift_full(code, start, stop, c, step, counts, row_totals):  # pragma: no cover
+def _shift_full(code, annotator, start, stop, c, step, counts, row_totals):  # pragma: no cover
     """Labels ``start..stop`` counted ``step`` more times (+1 or -1) under class ``c``."""
-    n_classes = counts.shape[1]
     for k in range(start, stop):
         counts[code[k], c] += step
-        row_totals[code[k] // n_classes, c] += step
+        row_totals[annotator[k], c] += step
 
 
 def repeated_annotators(offsets: np.ndarray, code: np.ndarray, n_classes: int) -> np.ndarray:
@@ -125,15 +127,16 @@ def repeated_annotators(offsets: np.ndarray, code: np.ndarray, n_classes: int) -
 
 
 @numba.njit(cache=True, nogil=True)
-def full_sweep(offsets, code, beta, a, gamma, u, z, fixed, counts, row_totals, class_counts, log_num,
-               log_den, repeats):  # pragma: no cover - compiled
+def full_sweep(offsets, code, annotator, label, beta, a, gamma, u, z, fixed, counts, row_totals,
+               class_counts, log_num, log_den, repeats):  # pragma: no cover - compiled
     """Full Dawid–Skene's collapsed sweep (module docstring) over every item whose class is
-    not known (``fixed[i] < 0``; a known item keeps ``z_i = fixed[i]``): ``counts
-    (annotator * C + label, class)``, ``row_totals (annotator, class)`` and ``class_counts
-    (class,)`` hold the classes ``z`` and are kept current; ``log_num``, ``log_den``: the
-    predictive terms by count (:func:`log_tables`; ``log_num`` empty: computed here);
-    ``repeats (item,)``: :func:`repeated_annotators`. Returns the number of items whose
-    class changed."""
+    not known (``fixed[i] < 0``; a known item keeps ``z_i = fixed[i]``): ``code`` the labels'
+    codes ``j C + x``, ``annotator`` and ``label`` their ``j`` and ``x`` (in the same order:
+    no division in the sweep); ``counts (annotator * C + label, class)``, ``row_totals
+    (annotator, class)`` and ``class_counts (class,)`` hold the classes ``z`` and are kept
+    current; ``log_num``, ``log_den``: the predictive terms by count (:func:`log_tables`;
+    ``log_num`` empty: computed here); ``repeats (item,)``: :func:`repeated_annotators`.
+    Returns the number of items whose class changed."""
     n_items, n_classes = offsets.size - 1, a.size
     tabled = log_num.shape[2] > 0
     log_q = np.empty(n_classes)
@@ -143,12 +146,11 @@ def full_sweep(offsets, code, beta, a, gamma, u, z, fixed, counts, row_totals, c
             continue
         start, stop, old = offsets[i], offsets[i + 1], z[i]
         class_counts[old] -= 1
-        _shift_full(code, start, stop, old, -1, counts, row_totals)
+        _shift_full(code, annotator, start, stop, old, -1, counts, row_totals)
         for c in range(n_classes):
             s = math.log(a[c] + class_counts[c])
             for k in range(start, stop):  # each label's copies join the counts before the next
-                r = code[k]
-                j, x = r // n_classes, r % n_classes
+                r, j, x = code[k], annotator[k], label[k]
                 numerator = (log_num[c, x, counts[r, c]] if tabled else
                              _log_rising(beta[c, x] + gamma * counts[r, c], gamma))
                 s += numerator - log_den[c, row_totals[j, c]]
@@ -156,12 +158,12 @@ def full_sweep(offsets, code, beta, a, gamma, u, z, fixed, counts, row_totals, c
                     counts[r, c] += 1
                     row_totals[j, c] += 1
             if repeats[i]:
-                _shift_full(code, start, stop, c, -1, counts, row_totals)
+                _shift_full(code, annotator, start, stop, c, -1, counts, row_totals)
             log_q[c] = s
         z[i] = _draw(log_q, u[i])
         changed += z[i] != old
         class_counts[z[i]] += 1
-        _shift_full(code, start, stop, z[i], 1, counts, row_totals)
+        _shift_full(code, annotator, start, stop, z[i], 1, counts, row_totals)
     return changed
 
 

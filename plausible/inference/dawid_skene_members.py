@@ -9,6 +9,9 @@ theta_j[c, x]``:
 
 * :class:`FullConfusion` — ``theta_j[c] ~ Dirichlet(beta_c + gamma n_j[c])`` (compiled,
   :func:`~plausible.inference.dawid_skene_kernel.draw_rows`);
+* :class:`LearnedPrior` — full Dawid–Skene's rows under one symmetric prior (``d`` on the
+  diagonal, ``o`` off it) learned from the crowd: first ``(d, o) | z`` with every row
+  integrated out (:mod:`plausible.inference.symmetric_prior`), then the rows exactly;
 * :class:`OneCoin` — ``acc_j ~ Beta(a + gamma r_j, b + gamma w_j)`` with ``r_j = sum_c
   n_j[c, c]`` right and ``w_j`` wrong labels; ``theta_j = acc_j`` on the diagonal and
   ``(1 - acc_j) / (C - 1)`` elsewhere;
@@ -43,10 +46,13 @@ predictive logs, ``collapsed_sweep(rng, design, a, gamma, z, counts, class_count
 statistics, state)`` runs it (``state``: the member's).
 
 Every member: ``start(n_annotators, n_classes)`` gives a chain's first state (or None),
-``load(values, n_annotators, n_classes, rng)`` the state from a PyMC point's values, ``draw(rng, counts, gamma,
-table, state)`` the next state with ``table`` filled, ``values(table, state)`` the stored
-variables of a kept draw and ``confusion(values, n_classes)`` the confusion matrices ``(..., annotator,
-class, label_class)`` of stored values (the plausibilities computed when read). Full Dawid–Skene, one-coin and the
+``load(values, n_annotators, n_classes, rng)`` the state from a PyMC point's values,
+``draw(rng, counts, gamma, table, state, rows=True)`` the next state with ``table`` filled
+(``rows=False``: the caller reads no row of this draw, which a member may then leave
+undrawn), ``values(table, state)`` the stored variables of a kept draw and
+``confusion(values, n_classes)`` the confusion matrices ``(..., annotator,
+class, label_class)`` of stored values (the plausibilities computed when read). Full
+Dawid–Skene (its prior fixed or learned), one-coin and the
 hierarchical model also give ``swap_log_ratio(counts, a, b, gamma, state)``, their term of the
 class-swap move's acceptance ratio (:mod:`plausible.inference.class_swap`).
 """
@@ -61,6 +67,8 @@ from plausible.inference import class_swap
 from plausible.inference import dawid_skene_collapsed as collapsed
 from plausible.inference import dawid_skene_kernel as kernel
 from plausible.inference.dirichlet_multinomial_population import count_summary, draw_population
+from plausible.inference.symmetric_prior import (symmetric_concentration, symmetric_scan,
+                                                 symmetric_summary)
 from plausible.maths.logspace import log_dirichlet_draws, log_gamma_draws
 
 
@@ -106,7 +114,7 @@ class FullConfusion:
     def load(self, values: dict, n_annotators: int, n_classes: int, rng):
         return None
 
-    def draw(self, rng, counts, gamma, table, state):
+    def draw(self, rng, counts, gamma, table, state, rows: bool = True):
         kernel.draw_rows(rng, counts, self.beta, gamma, table)
         return state
 
@@ -126,14 +134,84 @@ class FullConfusion:
         """``N_j[c]`` ``(annotator, class)`` (the row totals of one part's ``counts``) and the
         predictive log tables up to the busiest annotator's labels
         (:func:`~plausible.inference.dawid_skene_collapsed.log_tables`)."""
-        return (_row_totals(counts), *collapsed.log_tables(self.beta, gamma, design.most_labels))
+        return (_row_totals(counts), *collapsed.log_tables(self.beta, gamma, design.most_labels,
+                                                                design.most_code))
 
     def collapsed_sweep(self, rng, design, a, gamma: int, z, counts, class_counts, statistics,
                         state):
         totals, log_num, log_den = statistics
-        return collapsed.full_sweep(design.offsets, design.code, self.beta, a, gamma,
-                                    rng.random(design.n_items), z, design.fixed, counts, totals, class_counts,
-                                    log_num, log_den, design.repeats)
+        return collapsed.full_sweep(design.offsets, design.code, design.annotator,
+                                    design.label, self.beta, a, gamma,
+                                    rng.random(design.n_items), z, design.fixed, counts, totals,
+                                    class_counts, log_num, log_den, design.repeats)
+
+
+class LearnedPrior:
+    """Full Dawid–Skene's rows under one symmetric prior learned from the crowd (module):
+    ``d`` on the diagonal, ``o`` elsewhere, with normal priors ``(mean, sd)`` on ``(log d,
+    log o)`` truncated to ``o < d``. The state is ``v = (log d, log o)``."""
+
+    WIDTH = 1.0
+
+    def __init__(self, mean, sd):
+        self.mean = np.asarray(mean, dtype=np.float64)
+        self.sd = np.asarray(sd, dtype=np.float64)
+
+    def stored(self, n_annotators: int, n_classes: int) -> dict:
+        return {"prior_diagonal": ((), ()), "prior_off_diagonal": ((), ()),
+                "confusion": (("annotator", "class", "label_class"),
+                              (n_annotators, n_classes, n_classes))}
+
+    def start(self, n_annotators: int, n_classes: int):
+        """The prior's centre (its means satisfy ``o < d``)."""
+        return self.mean.copy()
+
+    def load(self, values: dict, n_annotators: int, n_classes: int, rng):
+        return np.log([float(values["prior_diagonal"]), float(values["prior_off_diagonal"])])
+
+    def draw(self, rng, counts, gamma, table, state, rows: bool = True):
+        """``(log d, log o) | z`` with every row integrated out, then the rows exactly (left
+        out with ``rows=False``: a collapsed sweep that records nothing reads no row)."""
+        v = state.copy()
+        n_classes = counts.shape[2]
+        symmetric_scan(rng, v, *symmetric_summary(summed_counts(counts), gamma), n_classes,
+                       self.mean, self.sd, self.WIDTH)
+        if rows:
+            kernel.draw_rows(rng, counts, symmetric_concentration(n_classes, v), gamma, table)
+        return v
+
+    def values(self, table, state) -> dict:
+        return {"prior_diagonal": math.exp(state[0]), "prior_off_diagonal": math.exp(state[1]),
+                "confusion": confusion_from_table(table)}
+
+    @staticmethod
+    def confusion(values: dict, n_classes: int) -> np.ndarray:
+        return values["confusion"]
+
+    def swap_log_ratio(self, counts, a: int, b: int, gamma: float, state) -> float:
+        """The rows' term of exchanging classes ``a`` and ``b`` in every item under the
+        current prior (full Dawid–Skene's with ``beta`` the learned one)."""
+        return class_swap.rows_log_ratio(symmetric_concentration(counts.shape[2], state),
+                                         counts, a, b, gamma)
+
+    def collapsed_statistics(self, design, z, counts: np.ndarray, gamma: int) -> tuple:
+        """``N_j[c]`` ``(annotator, class)``: the log tables depend on the learned prior, so
+        :meth:`collapsed_sweep` builds them each sweep."""
+        return (_row_totals(counts),)
+
+    def collapsed_sweep(self, rng, design, a, gamma: int, z, counts, class_counts, statistics,
+                        state):
+        """Full Dawid–Skene's collapsed sweep at the current prior ``beta(d, o)`` (the classes
+        given the prior, the rows integrated out); :meth:`draw` then gives ``(d, o, theta) |
+        z``."""
+        beta = symmetric_concentration(design.n_classes, state)
+        return collapsed.full_sweep(design.offsets, design.code, design.annotator,
+                                    design.label, beta, a, gamma,
+                                    rng.random(design.n_items), z, design.fixed, counts,
+                                    statistics[0], class_counts,
+                                    *collapsed.log_tables(beta, gamma, design.most_labels,
+                                                         design.most_code),
+                                    design.repeats)
 
 
 class OneCoin:
@@ -151,7 +229,7 @@ class OneCoin:
     def load(self, values: dict, n_annotators: int, n_classes: int, rng):
         return None
 
-    def draw(self, rng, counts, gamma, table, state):
+    def draw(self, rng, counts, gamma, table, state, rows: bool = True):
         n = summed_counts(counts)
         right = np.trace(n, axis1=1, axis2=2)
         log_g = log_gamma_draws(rng, np.stack([self.a + gamma * right,
@@ -220,7 +298,7 @@ class Mace:
         return (np.asarray(values["competence"], dtype=np.float64),
                 np.asarray(values["strategy"], dtype=np.float64))
 
-    def draw(self, rng, counts, gamma, table, state):
+    def draw(self, rng, counts, gamma, table, state, rows: bool = True):
         n = summed_counts(counts)
         competence, strategy = state
         agree = np.diagonal(n, axis1=1, axis2=2)  # (annotator, label): labels equal to the class
@@ -320,7 +398,7 @@ class Hierarchical:
         return np.concatenate([np.log(np.asarray(values["concentration"], dtype=np.float64))[:, None],
                                log_mu + log_scale[:, None]], 1)
 
-    def draw(self, rng, counts, gamma, table, state):
+    def draw(self, rng, counts, gamma, table, state, rows: bool = True):
         n = summed_counts(counts)
         v = state.copy()
         log_theta = np.empty(n.shape)
@@ -364,12 +442,14 @@ class Hierarchical:
         ``alpha_c = kappa_c mu_c`` (from ``state``): the classes given the population with the
         rows integrated out; :meth:`draw` then gives ``(kappa, mu, theta) | z``."""
         alpha = self._population(state)
-        return collapsed.full_sweep(design.offsets, design.code, alpha, a, gamma,
-                                    rng.random(design.n_items), z, design.fixed, counts, statistics[0],
-                                    class_counts,
-                                    *collapsed.log_tables(alpha, gamma, design.most_labels),
+        return collapsed.full_sweep(design.offsets, design.code, design.annotator,
+                                    design.label, alpha, a, gamma,
+                                    rng.random(design.n_items), z, design.fixed, counts,
+                                    statistics[0], class_counts,
+                                    *collapsed.log_tables(alpha, gamma, design.most_labels,
+                                                         design.most_code),
                                     design.repeats)
 
 
-__all__ = ["FullConfusion", "Hierarchical", "Mace", "OneCoin", "confusion_from_table",
-           "summed_counts", "write_table"]
+__all__ = ["FullConfusion", "Hierarchical", "LearnedPrior", "Mace", "OneCoin",
+           "confusion_from_table", "summed_counts", "write_table"]

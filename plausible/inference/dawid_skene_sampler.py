@@ -86,7 +86,9 @@ the items new to this run start from their label shares and settle in a sweep or
 
 class Design:
     """The labels in the kernel's layout: grouped by item (``offsets (item + 1,)``) and coded
-    ``code = annotator * C + label`` (int32, in item order); ``repeats (item,)``: the items
+    ``code = annotator * C + label`` (int32, in item order; ``annotator`` and ``label`` its two
+    parts, in the same order; ``most_labels`` the busiest annotator's labels, ``most_code``
+    the most labels of one code); ``repeats (item,)``: the items
     an annotator labelled more than once; ``fixed (item,)``: each item's known class, -1
     where it is not known (:attr:`Labels.known`)."""
 
@@ -95,9 +97,12 @@ class Design:
         by_item = LabelGroups.by(labels.item, labels.annotator, labels.label, labels.n_items)
         self.offsets = by_item.offsets
         self.code = (by_item.partner * C + by_item.label).astype(np.int32)
+        self.annotator = by_item.partner.astype(np.int32)
+        self.label = by_item.label.astype(np.int32)
         self.n_items, self.n_annotators, self.n_classes = (labels.n_items, labels.n_annotators, C)
         self.annotator_labels = np.bincount(labels.annotator, minlength=labels.n_annotators)
         self.most_labels = int(self.annotator_labels.max(initial=0))
+        self.most_code = int(np.bincount(self.code).max(initial=0)) if self.code.size else 0
         self.repeats = repeated_annotators(self.offsets, self.code, C)
         self.fixed = (np.full(labels.n_items, -1, dtype=np.int64) if labels.known is None
                       else labels.known)
@@ -114,10 +119,13 @@ class Design:
         design.offsets = np.concatenate([first.offsets[:1]] + [d.offsets[1:] + shift
                                                                for d, shift in zip(designs, shifts)])
         design.code = np.concatenate([d.code for d in designs])
+        design.annotator = np.concatenate([d.annotator for d in designs])
+        design.label = np.concatenate([d.label for d in designs])
         design.n_items = sum(d.n_items for d in designs)
         design.n_annotators, design.n_classes = first.n_annotators, first.n_classes
         design.annotator_labels = np.sum([d.annotator_labels for d in designs], axis=0)
         design.most_labels = int(design.annotator_labels.max(initial=0))
+        design.most_code = int(np.bincount(design.code).max(initial=0)) if design.code.size else 0
         design.repeats = np.concatenate([d.repeats for d in designs])
         design.fixed = np.concatenate([d.fixed for d in designs])
         return design
@@ -330,7 +338,7 @@ class DawidSkeneKernel:
         draw = getattr(self.member, "collapsed_draw", None)
         state.member_state = (draw(rng, state.collapsed, state.table) if draw is not None else
                               self.member.draw(rng, state.counts, self.gamma, state.table,
-                                               state.member_state))
+                                               state.member_state, rows=out is not None))
         kernel_code.draw_class_prior(rng, state.class_counts, self.a, state.log_pi,
                                      state.u[:0])
         if out is not None and "plausibility" in out:
@@ -419,8 +427,8 @@ def sample_dawid_skene(labels: Labels, *, member, class_concentration: np.ndarra
                        seed: int | None = None, cores: int | None = None, thin: int = 1,
                        lazy: bool = False, dtype=np.float32, collapsed: bool = False,
                        until=None, max_seconds: float | None = None,
-                       max_draws: int | None = None, init: xr.DataTree | None = None
-                       ) -> xr.DataTree:
+                       max_draws: int | None = None, max_stored: int | None = None,
+                       init: xr.DataTree | None = None) -> xr.DataTree:
     """Sample a member of the Bayesian Dawid–Skene family (module docstring) for ``labels``:
     ``member`` one of :mod:`plausible.inference.dawid_skene_members`, ``class_concentration a
     (class,)``, ``reliability gamma > 0``; ``constant_data`` (name: ``(dims, values)``)
@@ -428,7 +436,7 @@ def sample_dawid_skene(labels: Labels, *, member, class_concentration: np.ndarra
     plausibilities from the stored parameters when read instead of storing them. ``cores``:
     threads (default ``min(chains, CPUs)``, or all CPUs split over the chains' items when
     there are more CPUs than chains); the draws do not depend on it. ``draws="auto"`` with
-    ``until``, ``max_seconds``, ``max_draws``: as
+    ``until``, ``max_seconds``, ``max_draws``, ``max_stored``: as
     :func:`~plausible.inference.driver.sample_kernel`. ``init``: a trace of an earlier run on
     a subset of these labels, whose chains' final classes start these chains
     (:func:`warm_start`; ``tune`` then defaults to :data:`WARM_TUNE`). Returns the trace
@@ -446,7 +454,7 @@ def sample_dawid_skene(labels: Labels, *, member, class_concentration: np.ndarra
                           coords={"class": labels.classes, "label_class": labels.classes})
     return sample_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
                          cores=min(chains, available), lazy=lazy, until=until,
-                         max_seconds=max_seconds, max_draws=max_draws,
+                         max_seconds=max_seconds, max_draws=max_draws, max_stored=max_stored,
                          resume=None if init is None else warm_start(init, labels, chains),
                          coords={"item": labels.items, "class": labels.classes,
                                  "annotator": labels.annotators, "label_class": labels.classes},

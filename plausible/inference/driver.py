@@ -20,6 +20,7 @@ What every sampler needs and no kernel re-solves:
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterator, Mapping
 
@@ -230,66 +231,98 @@ each block)."""
 def run_until(kernel: Kernel, *, chains: int, until, seed=None, tune: int | None = None,
               thin: int | None = None, cores: int | None = None, skip=(),
               max_seconds: float | None = None, max_draws: int | None = None,
-              first_draws: int = AUTO_FIRST_DRAWS, accumulate: Mapping | None = None,
-              resume=None) -> tuple[dict[str, np.ndarray], str]:
+              max_stored: int | None = None, first_draws: int = AUTO_FIRST_DRAWS,
+              accumulate: Mapping | None = None, resume=None
+              ) -> tuple[dict[str, np.ndarray], str, dict]:
     """Run :class:`Chains` of ``kernel`` in blocks (``first_draws`` kept draws per chain, then
-    as many again as drawn so far) until ``until(values)`` is true (``values``: the
-    kernel's recorded variables so far, ``(chain, draw, ...)`` arrays, and each accumulated
-    variable's summaries so far, ``accumulator.dataset()``), ``max_seconds`` have passed (checked after
-    each block) or ``max_draws`` per chain are drawn. Returns the draws (with the per-chain
-    statistics, as :func:`run_kernel`) and what stopped the run: ``"converged"``,
-    ``"max_seconds"`` or ``"max_draws"``. ``accumulate``, ``resume``: as :class:`Chains`."""
+    as many sweeps again as run so far) until ``until(values)`` is true (``values``: the
+    kernel's recorded variables so far, ``(chain, draw, ...)`` arrays, those it computes when
+    read from them (dask arrays), and the accumulated summaries so far under
+    :data:`~plausible.metrics.accumulated.GROUP`, a Dataset), ``max_seconds`` have passed
+    (checked after each block) or the sweeps of ``max_draws`` draws at the starting ``thin``
+    are run (the last block then has no check: the caller reads the run's report).
+
+    ``max_stored``: the most draws per chain kept. With ``max_draws``, the chains keep every
+    ``ceil(max_draws / max_stored)``-th draw from the start, so that the longest run's draws
+    fit; otherwise, before a block that would pass it, every other draw kept so far is
+    dropped (the even-numbered, so that those left are evenly
+    spaced from the start) and the chains keep every other sweep they kept before (``thin``
+    doubles) for the rest of the run: the draws stay evenly spread over the whole run, the
+    memory they take stays bounded, and the sweeps between them cost less (none is recorded
+    or summarised). Returns the draws (with the per-chain statistics, as
+    :func:`run_kernel`), what stopped the run (``"converged"``, ``"max_seconds"`` or
+    ``"max_draws"``) and ``{"thin": the sweeps between kept draws, "sweeps_run": the sweeps
+    per chain after warm-up}``. ``accumulate``, ``resume``: as :class:`Chains`."""
     if max_draws is not None:
         max_draws = _positive("max_draws", max_draws)
+    if max_stored is not None:
+        max_stored = max(2, _positive("max_stored", max_stored))
     start = time.perf_counter()
     values: dict[str, np.ndarray] = {}
     with Chains(kernel, chains=chains, seed=seed, tune=tune, thin=thin, cores=cores,
                 skip=skip, accumulate=accumulate, resume=resume) as run:
+        budget = None if max_draws is None else max_draws * run.thin  # sweeps after warm-up
+        if budget is not None and max_stored is not None:  # spread over the longest run
+            run.thin *= -(-max_draws // max_stored)
+        swept, kept = 0, 0  # sweeps after warm-up, and draws kept, per chain
         n = _positive("first_draws", first_draws)
         while True:
-            if max_draws is not None:
-                n = min(n, max_draws - run.kept)
-            block = run.draw(n)
+            if budget is not None:
+                n = min(n, (budget - swept) // run.thin)
+            while max_stored is not None and kept + n > max_stored and kept >= 2:
+                values = {name: v[:, 1::2] for name, v in values.items()}
+                kept, n, run.thin = values[next(iter(values))].shape[1], n // 2, run.thin * 2
+            block = run.draw(max(n, 1))
+            swept += max(n, 1) * run.thin
+            kept += max(n, 1)
             values = {name: np.concatenate([values[name], new], axis=1) if values else new
                       for name, new in block.items()}
             visible = {name: values[name] for name in kernel.variables if name in values}
-            visible.update({name: accumulator.dataset()
-                            for name, accumulator in run.accumulate.items()})
-            if until(visible):
+            if skip:  # what the kernel computes when read, from the kept draws
+                visible.update(kernel.compute_when_read(values))
+            if run.accumulate:
+                visible[GROUP] = xr.merge([accumulator.dataset()
+                                           for accumulator in run.accumulate.values()])
+            spent = budget is not None and swept + run.thin > budget
+            if spent:  # no check: the run ends here, and its report is read afterwards
+                stopped = "max_draws"
+            elif until(visible):
                 stopped = "converged"
             elif max_seconds is not None and time.perf_counter() - start >= max_seconds:
                 stopped = "max_seconds"
-            elif max_draws is not None and run.kept >= max_draws:
-                stopped = "max_draws"
             else:
-                n = run.kept
+                n = 2 * (swept // (2 * run.thin))  # as many sweeps again, an even number of draws
                 continue
-            return {**values, **run.finish()}, stopped
+            return ({**values, **run.finish()}, stopped,
+                    {"thin": int(run.thin), "sweeps_run": int(swept)})
 
 
 def run_draws(kernel: Kernel, *, draws: int | str, chains: int, seed=None,
               tune: int | None = None, thin: int | None = None, cores: int | None = None,
               skip=(), until: Callable | None = None, max_seconds: float | None = None,
-              max_draws: int | None = None, accumulate: Mapping | None = None,
-              resume=None) -> tuple[dict[str, np.ndarray], dict]:
+              max_draws: int | None = None, max_stored: int | None = None,
+              accumulate: Mapping | None = None, resume=None) -> tuple[dict[str, np.ndarray], dict]:
     """``draws`` kept draws of every chain (:func:`run_kernel`), or, with ``draws="auto"``, as
-    many as :func:`run_until` runs with ``until``, ``max_seconds`` and ``max_draws``.
-    Returns the draws and the attributes a posterior records of the run:
-    ``sampling_seconds`` (the sweeps' wall time) and, for ``"auto"``, ``draws_stopped_by``.
+    many as :func:`run_until` runs with ``until``, ``max_seconds``, ``max_draws`` and
+    ``max_stored``. Returns the draws and the attributes a posterior records of the run:
+    ``sampling_seconds`` (the sweeps' wall time), ``thin`` (the sweeps between kept draws)
+    and, for ``"auto"``, ``draws_stopped_by`` and ``sweeps_run`` (per chain, after warm-up).
     ``accumulate``, ``resume``: as :class:`Chains`."""
     start = time.perf_counter()
+    thin = kernel.default_thin if thin is None else thin
     if draws != AUTO:
         values = run_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune,
                             thin=thin, cores=cores, skip=skip, accumulate=accumulate,
                             resume=resume)
-        return values, {"sampling_seconds": time.perf_counter() - start}
+        return values, {"sampling_seconds": time.perf_counter() - start, "thin": int(thin)}
     if until is None:
         raise ValueError("draws='auto' needs until= (when the chains have converged)")
-    values, stopped_by = run_until(kernel, chains=chains, until=until, seed=seed, tune=tune,
-                                   thin=thin, cores=cores, skip=skip, max_seconds=max_seconds,
-                                   max_draws=max_draws, accumulate=accumulate, resume=resume)
+    values, stopped_by, spacing = run_until(
+        kernel, chains=chains, until=until, seed=seed, tune=tune, thin=thin, cores=cores,
+        skip=skip, max_seconds=max_seconds, max_draws=max_draws, max_stored=max_stored,
+        accumulate=accumulate, resume=resume)
     return values, {"sampling_seconds": time.perf_counter() - start,
-                    "draws_stopped_by": stopped_by}
+                    "draws_stopped_by": stopped_by, **spacing}
 
 
 def assemble(posterior: xr.Dataset, *, sample_stats: xr.Dataset | None = None,
@@ -312,13 +345,29 @@ def assemble(posterior: xr.Dataset, *, sample_stats: xr.Dataset | None = None,
     return xr.DataTree.from_dict(groups)
 
 
+def _named_check(until, variables: Mapping, coords: Mapping, values: Mapping):
+    """``until(values)`` with each variable's draws a DataArray ``(chain, draw, *dims)``
+    named as :func:`sample_kernel`'s trace names them (the accumulated summaries, under
+    :data:`~plausible.metrics.accumulated.GROUP`, as they are)."""
+    named = {}
+    for name, value in values.items():
+        if name == GROUP:
+            named[name] = value.assign_coords({d: c for d, c in coords.items()
+                                               if d in value.dims})
+            continue
+        dims = ("chain", "draw", *variables[name].dims)
+        named[name] = xr.DataArray(value, dims=dims, coords={d: coords[d] for d in dims[2:]
+                                                             if d in coords})
+    return until(named)
+
+
 def sample_kernel(kernel: Kernel, *, draws: int | str = 1000, chains: int = 4, seed=None,
                   tune: int | None = None, thin: int | None = None, cores: int | None = None,
                   coords: Mapping | None = None,
                   constant_data: xr.Dataset | Mapping | None = None, lazy: bool = False,
                   attrs: Mapping | None = None, until: Callable | None = None,
                   max_seconds: float | None = None, max_draws: int | None = None,
-                  resume=None) -> xr.DataTree:
+                  max_stored: int | None = None, resume=None) -> xr.DataTree:
     """Sample ``kernel`` (:func:`run_kernel`) into a trace (:func:`assemble`): ``posterior``
     with the kernel's variables (dims as declared, ``coords`` for them), ``sample_stats``
     with its statistics (per-chain ones with dims ``(chain, ...)``), ``constant_data`` from
@@ -330,8 +379,9 @@ def sample_kernel(kernel: Kernel, *, draws: int | str = 1000, chains: int = 4, s
     draw while sampling (:mod:`plausible.metrics.accumulated`: posterior mean and top-1
     shares per chain, in the trace's ``plausibility_summary`` group). ``draws="auto"``: extend the chains until ``until(values)``
     says they converged, ``max_seconds`` pass or ``max_draws`` are drawn (:func:`run_until`;
-    the posterior's ``draws_stopped_by`` attribute says which). ``resume``: start the chains
-    from an earlier run's final states (:class:`Chains`)."""
+    the posterior's ``draws_stopped_by`` attribute says which), keeping at most
+    ``max_stored`` draws per chain, evenly spread (the posterior's ``thin``). ``resume``:
+    start the chains from an earlier run's final states (:class:`Chains`)."""
     computable = tuple(getattr(kernel, "lazy_variables", ()))
     if lazy and not computable:
         raise ValueError(f"{kernel.name} computes no variable when read")
@@ -341,9 +391,12 @@ def sample_kernel(kernel: Kernel, *, draws: int | str = 1000, chains: int = 4, s
     summarised = NAME in skip and kernel.variables[NAME].dims == (ITEM, CLASS)
     accumulate = ({NAME: Accumulator(chains, *kernel.variables[NAME].shape)} if summarised
                   else {})
+    if until is not None:  # the check reads the draws as the trace will name them
+        until = functools.partial(_named_check, until, kernel.variables, coords or {})
     values, run = run_draws(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
                             cores=cores, skip=skip, until=until, max_seconds=max_seconds,
-                            max_draws=max_draws, accumulate=accumulate, resume=resume)
+                            max_draws=max_draws, max_stored=max_stored, accumulate=accumulate,
+                            resume=resume)
     draws = next(values[name] for name in kernel.variables if name in values).shape[1]
     if skip:
         values.update(kernel.compute_when_read(values))
@@ -358,7 +411,7 @@ def sample_kernel(kernel: Kernel, *, draws: int | str = 1000, chains: int = 4, s
                           attrs=group_attrs)
 
     posterior = dataset(kernel.variables, ("chain", "draw"), {
-        "sampler": kernel.name, "tune": int(tune), "thin": int(thin), **run,
+        "sampler": kernel.name, "tune": int(tune), **run,
         **({"computed_when_read": ",".join(skip)} if computable else {}), **(attrs or {})})
     stats = xr.merge([dataset(kernel.stats, ("chain", "draw")),
                       dataset(getattr(kernel, "chain_stats", {}), ("chain",))])

@@ -173,8 +173,8 @@ def sample_candidates(rankings: Rankings, *, reliability: int = 1, draws: int | 
                       shape: float | None = None, rate: float = 1.0, dispersion: float = 2.0,
                       thin: int = 1, metropolis_rounds: int = 2,
                       cores: int | None = None, dtype=np.float32, until=None,
-                      max_seconds: float | None = None, max_draws: int | None = None
-                      ) -> xr.DataTree:
+                      max_seconds: float | None = None, max_draws: int | None = None,
+                      max_stored: int | None = None) -> xr.DataTree:
     """Sample the Bayesian PL posterior (``Gamma(shape, rate)`` worths, default
     ``shape = 1/K``) with readers repeated ``reliability`` times (a whole number, as in
     :func:`plausible.models.plackett_luce.build`); returns the candidate
@@ -210,7 +210,7 @@ def sample_candidates(rankings: Rankings, *, reliability: int = 1, draws: int | 
         classes=rankings.classes)
     return sample_kernel(
         kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin, cores=cores,
-        until=until, max_seconds=max_seconds, max_draws=max_draws,
+        until=until, max_seconds=max_seconds, max_draws=max_draws, max_stored=max_stored,
         coords={ITEM: rankings.items, CANDIDATE: np.arange(lay.max_candidates)},
         constant_data=constant,
         attrs={"reliability": reliability, "shape": shape, "rate": rate,

@@ -38,27 +38,31 @@ the parameters instead of 10 GB. The result is an ``xarray.DataTree`` (ArviZ 1.x
 """
 
 import atexit
+import functools
 import os
 import shutil
 import tempfile
 import uuid
 import warnings
+from dataclasses import replace
 from inspect import signature
 from math import prod
 
 import dask.array as da
 import numpy as np
+import pandas as pd
 import pymc as pm
 import xarray as xr
 
-from plausible.diagnostics.convergence import convergence_report
+from plausible.diagnostics.convergence import (NOT_CONVERGED, REPORT_ATTR, SETTLED,
+                                               convergence_report, labelling_row)
 from plausible.inference.declarations import declared_gibbs, declared_log_likelihood, declared_sampler
 from plausible.inference.exact import CANDIDATE_DTYPE, candidate_form, covers_exactly, sample_exact
 from plausible.inference import memory
 from plausible.inference.driver import AUTO, AUTO_FIRST_DRAWS, assemble
 from plausible.inference.progress import reporting
 from plausible.inference.steps_kernel import jittered, sample_steps
-from plausible.metrics.accumulated import GROUP
+from plausible.metrics.accumulated import GROUP, pooled, split_rhat
 from plausible.metrics.storage import NAME, candidate_nbytes
 
 STORAGES = ("auto", "dense", "candidate")
@@ -71,28 +75,66 @@ AUTO_MAX_DRAWS = 16_000
 """Most draws per chain a ``draws="auto"`` run extends to by default (7 blocks: 250, then
 doubling)."""
 AUTO_PEAK = 2
-"""A ``draws="auto"`` run holds up to twice its draws while it extends them (the draws so
-far, the new block and their concatenation): the memory budget caps it at half."""
+"""A ``draws="auto"`` run holds up to twice its stored draws while it extends them (the draws
+so far, the new block and their concatenation)."""
+AUTO_STORED_SHARE = 4
+"""A ``draws="auto"`` run stores at most as many draws as ``1 / AUTO_STORED_SHARE`` of the
+memory budget holds, evenly spread over the run
+(:func:`plausible.inference.driver.run_until`): twice that while it extends them
+(:data:`AUTO_PEAK`), and its convergence report's working copies about as much again."""
 
 
 class AutoDrawsUnavailable(ValueError):
     """``draws="auto"`` asked of a model that ``pm.sample`` samples (raised before sampling)."""
 
 
-def no_variable_fails(values, rhat_max: float = 1.01) -> bool:
+def no_variable_fails(values, rhat_max: float = 1.01, keep: dict | None = None) -> bool:
     """Whether :func:`plausible.diagnostics.convergence_report` finds no variable of
-    ``values`` failing: name -> ``(chain, draw, ...)`` draws, or, for the plausibilities
-    kept only as summaries, name -> their summaries so far (a Dataset, the trace's
-    :data:`~plausible.metrics.accumulated.GROUP`: the report reads their split R-hat)."""
-    summarised = {name: v for name, v in values.items() if isinstance(v, xr.Dataset)}
-    posterior = xr.Dataset({name: (("chain", "draw", *(f"{name}_dim_{k}" for k in
-                                                        range(v.ndim - 2))), v)
-                            for name, v in values.items() if name not in summarised},
-                           attrs={"computed_when_read": ",".join(summarised)})
-    trace = assemble(posterior)
-    if NAME in summarised:
-        trace[GROUP] = xr.DataTree(summarised[NAME])
-    return convergence_report(trace, rhat_max=rhat_max).ok
+    ``values`` failing: name -> ``(chain, draw, ...)`` draws (a DataArray, or an array whose
+    element dims get generic names; a dask array is computed when read, which the report
+    assesses a block at a time), and under :data:`~plausible.metrics.accumulated.GROUP` the
+    summaries of the plausibilities accumulated while sampling (a Dataset: the report reads
+    their split R-hat where it does not recompute their draws). The variables are assessed
+    one at a time, the smallest first, and the first that fails ends the check (the
+    plausibilities, the costliest, are recomputed only once every parameter passes and their
+    split R-hat from the summaries does). When none fails, ``keep["report"]`` (where ``keep``
+    is given) is the whole report."""
+    values = dict(values)
+    summary = values.pop(GROUP, None)
+    arrays = {name: v if isinstance(v, xr.DataArray) else
+              xr.DataArray(v, dims=("chain", "draw", *(f"{name}_dim_{k}"
+                                                       for k in range(v.ndim - 2))))
+              for name, v in values.items()}
+    lazy = [name for name, v in arrays.items() if hasattr(v.data, "dask")]
+    if summary is not None and NAME not in arrays:
+        lazy.append(NAME)
+    trace = assemble(xr.Dataset(arrays, attrs={"computed_when_read": ",".join(lazy)}))
+    if summary is not None:
+        trace[GROUP] = xr.DataTree(summary)
+    names = sorted(arrays, key=lambda name: arrays[name].size) + (
+        [NAME] if NAME not in arrays and summary is not None else [])
+    if NAME in lazy and summary is not None and NAME in arrays:  # their cheap split R-hat first
+        mean, rhat = pooled(summary, "mean"), split_rhat(summary)
+        open_ = (mean > SETTLED) & (mean < 1 - SETTLED)  # the settled are not asked (report)
+        if rhat is not None and bool((rhat.where(open_) > rhat_max).any()):
+            return False
+    reports = []
+    for name in names:  # one variable, or the summarised plausibilities with the rest
+        report = convergence_report(trace, [name] if name in arrays else None,
+                                    rhat_max=rhat_max)
+        row = report.table.loc[[name]]
+        if (row["status"] == NOT_CONVERGED).any():
+            return False
+        reports.append(replace(report, table=row))
+    labelling = pd.DataFrame.from_dict(labelling_row(trace), orient="index")
+    if not labelling.empty and (labelling["status"] == NOT_CONVERGED).any():
+        return False
+    if keep is not None and reports:
+        modes = [r.modes for r in reports if r.modes is not None]
+        keep["report"] = replace(reports[0], table=pd.concat([*(r.table for r in reports),
+                                                              labelling]),
+                                 modes=modes[0] if modes else None)
+    return True
 
 
 def dispersed_initvals(model: pm.Model, chains: int, rng: np.random.Generator, scale: float):
@@ -197,8 +239,10 @@ def sample(
         read (``"summary"``), or store them when they take at most :data:`KEEP_DRAWS_BYTES`
         (``"auto"``); see the module docstring. Other models store their draws.
     memory_budget
-        Bytes the trace may take (default half the available memory); a trace that would
-        not fit is refused before sampling.
+        Bytes the trace may take (default a fixed
+        :data:`~plausible.inference.memory.DEFAULT_BUDGET`); a trace that would not fit is
+        refused before sampling, and a ``draws="auto"`` run stores at most as many draws as
+        fit it, evenly spread over the run (the rest reach the per-item summaries).
     store
         Path of a Zarr store for exact draws: the posterior is written there block by block
         and opened lazily (also chosen, in a temporary directory, when the draws exceed the
@@ -213,7 +257,8 @@ def sample(
         Warn with :func:`plausible.diagnostics.convergence_report`'s text when a variable of
         an MCMC trace fails the R-hat / ESS thresholds (exact draws need no check).
     max_seconds, max_draws
-        Limits of a ``draws="auto"`` run (none on time; :data:`AUTO_MAX_DRAWS` per chain).
+        Limits of a ``draws="auto"`` run (none on time; :data:`AUTO_MAX_DRAWS` per chain;
+        the draws stored are capped by the memory budget instead, see ``memory_budget``).
     log_likelihood
         Write the ``log_likelihood`` group (per item, ``(chain, draw, item)``) and the
         annotations in ``observed_data`` from the model's declaration
@@ -259,7 +304,9 @@ def sample(
         # the declared steps compile their functions: only for the routes that run them
         steps = [] if compiled else [declaration.instantiate(model)
                                      for declaration in declared_gibbs(model)]
-        limits = {"until": no_variable_fails, "max_seconds": max_seconds} if auto else {}
+        checked: dict = {}  # the report of a check that passed: the run's last
+        limits = ({"until": functools.partial(no_variable_fails, keep=checked),
+                   "max_seconds": max_seconds} if auto else {})
         if compiled:
             trace = _sample_compiled(model, sampler, draws, tune, chains, seed, cores, budget,
                                      {**kwargs, **limits}, max_draws, keep)
@@ -276,7 +323,8 @@ def sample(
             per_draw = chains * _values_per_draw(model) * 8
             if {var for step in steps for var in step.vars} == set(model.value_vars):
                 if auto:
-                    limits["max_draws"] = min(max_draws, max(1, budget // (AUTO_PEAK * per_draw)))
+                    limits.update(max_draws=max_draws,
+                                  max_stored=max(1, budget // (AUTO_STORED_SHARE * per_draw)))
                 else:
                     _check_fits(per_draw * draws, chains, draws, budget)
                 if tune is None:
@@ -293,6 +341,8 @@ def sample(
                 _check_fits(2 * per_draw * draws, chains, draws, budget)
                 trace = _sample_pymc(model, steps, draws, tune, chains, seed, cores or 1,
                                      dispersion, progressbar, kwargs)
+        if checked and trace["posterior"].attrs.get("draws_stopped_by") == "converged":
+            trace["posterior"].attrs[REPORT_ATTR] = checked["report"].to_json()
         if check_convergence and chains > 1:
             report = convergence_report(trace)
             if not report.ok:
@@ -423,7 +473,8 @@ def _sample_compiled(model, sampler, draws, tune, chains, seed, cores, budget, k
     if lazy:
         options["lazy"] = True
     if draws == AUTO:
-        options["max_draws"] = min(max_draws, max(1, budget // (AUTO_PEAK * per_draw)))
+        options.update(max_draws=max_draws,
+                       max_stored=max(1, budget // (AUTO_STORED_SHARE * per_draw)))
     elif draws * per_draw > budget:
         raise _too_large(f"{chains} chains x {draws} draws of this model", draws * per_draw,
                          budget, "use fewer draws or chains, thin=, "

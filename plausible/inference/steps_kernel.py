@@ -119,17 +119,17 @@ class StepsKernel:
 def sample_steps(model: pm.Model, declarations, *, draws: int | str, chains: int, seed=None,
                  tune: int, cores: int | None = None, dispersion: float = 2.0,
                  thin: int | None = None, until=None, max_seconds: float | None = None,
-                 max_draws: int | None = None) -> xr.DataTree:
+                 max_draws: int | None = None, max_stored: int | None = None) -> xr.DataTree:
     """Sample ``model`` with its declared steps in the driver (:class:`StepsKernel`): the
     trace PyMC would write (``posterior`` with the deterministics, ``sample_stats``,
     ``observed_data``, ``constant_data``). ``draws="auto"`` with ``until``, ``max_seconds``,
-    ``max_draws``: as :func:`plausible.inference.driver.sample_kernel`."""
+    ``max_draws``, ``max_stored``: as :func:`plausible.inference.driver.sample_kernel`."""
     kernel = StepsKernel(model, declarations, tune=tune, dispersion=dispersion)
     thin = kernel.default_thin if thin is None else thin
     values, run = run_draws(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
                             cores=cores, until=until, max_seconds=max_seconds,
-                            max_draws=max_draws)
-    attrs = {"sampler": kernel.name, "tune": int(tune), "thin": int(thin), **run}
+                            max_draws=max_draws, max_stored=max_stored)
+    attrs = {"sampler": kernel.name, "tune": int(tune), **run}
     coords, dims = coords_and_dims_for_inferencedata(model)
     posterior = dict_to_dataset({name: values[name] for name in kernel.variables},
                                 coords=coords, dims=dims, inference_library=pm, attrs=attrs)

@@ -95,6 +95,7 @@ observed design.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 import pymc as pm
@@ -259,6 +260,60 @@ def _full(labels: Labels, beta: np.ndarray, *, reliability, gibbs, compiled, cla
         _declare_kernel(model, labels, members.FullConfusion(beta), gamma, class_concentration,
                         compiled=compiled, collapsed=collapsed,
                         confusion_concentration=(("class", "label_class"), beta))
+    return model
+
+
+LEARNED_PRIOR = ((math.log(4.0), 0.0), (1.5, 1.5))
+"""``(mean, sd)`` of the normal priors on ``(log d, log o)`` of :func:`build_learned_prior`:
+centred on the diagonal prior ``(4, 1)`` of :func:`build`, with a standard deviation of 1.5
+on the log scale (a factor of 20 either way within two of them), so that the crowd decides."""
+
+
+@reads("labels")
+def build_learned_prior(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
+                        compiled: bool = True, prior_prior: tuple = LEARNED_PRIOR,
+                        class_concentration: float = 1.0, sampler: str | None = None
+                        ) -> pm.Model:
+    """PyMC model of Dawid–Skene with its confusion prior learned from the crowd: every
+    annotator's rows ``theta_j[c] ~ Dirichlet(beta_c)`` with ``beta_c`` ``d`` on the diagonal
+    and ``o`` elsewhere, ``log d`` and ``log o`` normal (``prior_prior = ((mean_d, mean_o),
+    (sd_d, sd_o))``, default :data:`LEARNED_PRIOR`) and truncated to ``o < d`` (a typical
+    annotator names the true class more often than any one wrong class, which orients the
+    classes). How accurate a typical annotator is, and how much an annotator's own labels
+    weigh against that, are thus learned instead of fixed: the fixed ``(4, 1)`` of
+    :func:`build` gives a five-class annotator a prior accuracy of 0.5 worth eight labels a
+    row, which swamps the many annotators of a crowd who give a few labels each. Unlike
+    :func:`build_hierarchical` the population has no structure of its own (two numbers, not a
+    confusion matrix), so it cannot make one class the catch-all of items with mixed labels,
+    and the chains mix as full Dawid–Skene's do.
+
+    Variables: ``prior_diagonal`` (``d``), ``prior_off_diagonal`` (``o``), ``confusion
+    (annotator, class, label_class)``, ``class_prior``, ``true_class`` (Gibbs build),
+    ``plausibility (item, class)``. The kernel draws ``(d, o)`` given the classes with every
+    row integrated out (:mod:`plausible.inference.symmetric_prior`), then the rows exactly;
+    ``compiled``, ``sampler``: as :func:`build_hierarchical` (by default ``"collapsed"`` for
+    a whole-number reliability, ``"joint"`` for a tempering one)."""
+    check_labels(labels)
+    gamma = positive("reliability", reliability)
+    if sampler is None:
+        sampler = "collapsed" if gamma == round(gamma) and gamma >= 1 else "joint"
+    collapsed = _sampler(sampler)
+    (mean_d, mean_o), (sd_d, sd_o) = prior_prior
+    if not mean_o < mean_d:
+        raise ValueError(f"prior_prior's means must have log o < log d (o < d), got {mean_o} "
+                         f"and {mean_d}")
+    sd = (positive("prior_prior sd", sd_d), positive("prior_prior sd", sd_o))
+    C = labels.n_classes
+    with pm.Model(coords={**coords(labels), "label_class": labels.classes}) as model:
+        d = pm.LogNormal("prior_diagonal", mu=mean_d, sigma=sd[0], initval=math.exp(mean_d))
+        o = pm.LogNormal("prior_off_diagonal", mu=mean_o, sigma=sd[1],
+                         initval=math.exp(mean_o))
+        pm.Potential("better_than_chance", pt.switch(pt.lt(o, d), 0.0, -np.inf))
+    _confusion_layer(model, labels, o + (d - o) * pt.eye(C), gamma=gamma, gibbs=gibbs,
+                     class_concentration=class_concentration)
+    if gibbs:
+        _declare_kernel(model, labels, members.LearnedPrior((mean_d, mean_o), sd), gamma,
+                        class_concentration, compiled=compiled, collapsed=collapsed)
     return model
 
 
@@ -524,7 +579,7 @@ def label_switching_check(trace) -> xr.DataArray:
                         coords={"chain": theta["chain"].values}, name="outside_mode")
 
 
-__all__ = ["build", "build_hierarchical", "build_mace", "build_one_coin", "class_log_likelihood",
-           "label_probabilities",
+__all__ = ["build", "build_hierarchical", "build_learned_prior", "build_mace", "build_one_coin",
+           "class_log_likelihood", "label_probabilities",
            "confusion_concentration", "confusion_draws", "label_switching_check",
            "log_likelihood", "mean_confusion", "replicate_labels"]

@@ -126,6 +126,12 @@ ENTRIES = (
                "Dawid-Skene with confusion rows shrunk to a population matrix: collapsed "
                "class sweeps, slice for the population, exact rows (compiled)", replicate=dawid_skene.replicate_labels,
                label_probabilities=dawid_skene.label_probabilities),
+    ModelEntry("learned-prior-dawid-skene", dawid_skene.build_learned_prior, "labels",
+               "tempering", False, "Dawid-Skene whose confusion prior (how often a typical "
+               "annotator is right, how much its own labels weigh) is learned from the crowd: "
+               "collapsed class sweeps, slice for the prior, exact rows (compiled)",
+               replicate=dawid_skene.replicate_labels,
+               label_probabilities=dawid_skene.label_probabilities),
     ModelEntry("one-coin", dawid_skene.build_one_coin, "labels", "tempering", False,
                "one accuracy per annotator, wrong labels uniform (Dawid-Skene family), exact "
                "Gibbs (compiled)", replicate=dawid_skene.replicate_labels,

@@ -262,6 +262,16 @@ def _simulate_members(name, n_items, n_annotators, C):
             strategy = rng.dirichlet(np.ones(C), n_annotators)
             theta = members.Mace.confusion({"competence": competence, "strategy": strategy}, C)
             truth = {"competence": competence, "strategy": strategy}
+        elif name == "learned-prior-dawid-skene":  # (log d, log o) normal, truncated o < d
+            while True:
+                log_d, log_o = rng.normal((math.log(4.0), 0.0), 1.5)
+                if log_o < log_d:
+                    break
+            d, o = math.exp(log_d), math.exp(log_o)
+            prior = np.full((C, C), o) + (d - o) * np.eye(C)
+            theta = np.stack([[rng.dirichlet(prior[c]) for c in range(C)]
+                              for _ in range(n_annotators)])
+            truth = {"prior_diagonal": d, "prior_off_diagonal": o, "confusion": theta}
         else:  # hierarchical Dawid-Skene
             mu = np.stack([rng.dirichlet(beta[c]) for c in range(C)])
             kappa = rng.gamma(2.0, 1 / 0.1, C)
@@ -281,7 +291,8 @@ def _simulate_members(name, n_items, n_annotators, C):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["one-coin", "mace", "hierarchical-dawid-skene"])
+@pytest.mark.parametrize("name", ["one-coin", "mace", "hierarchical-dawid-skene",
+                                  "learned-prior-dawid-skene"])
 def test_simulation_based_calibration_of_the_collapsed_sweeps(name):
     """Full Dawid–Skene's collapsed sweep: ``tests/inference/test_dawid_skene_sampler.py``."""
     simulate = _simulate_members(name, n_items=40, n_annotators=4, C=3)

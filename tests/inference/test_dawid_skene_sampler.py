@@ -198,8 +198,14 @@ def test_plausibilities_are_kept_as_asked_or_summarised_within_the_memory_budget
     assert moving.mean() > 0.5
     np.testing.assert_allclose(rhat.values[moving],
                                classic_split_rhat(draws.astype(np.float64))[moving], rtol=1e-9)
-    report = pl.diagnostics.convergence_report(summarised)  # does not recompute every draw
-    row = report.table.loc["plausibility"]  # 2 x 100 draws: fails, or passes R-hat only
+    report = pl.diagnostics.convergence_report(summarised)  # recomputes the draws
+    row = report.table.loc["plausibility"]
+    kept = pl.diagnostics.convergence_report(stored).table.loc["plausibility"]
+    assert row["max_rhat"] == pytest.approx(kept["max_rhat"], rel=1e-4)
+    assert row["status"] == kept["status"] and "recomputed from the stored" in row["reason"]
+    unreadable = summarised.copy()  # the draws cannot be recomputed: the summaries' R-hat
+    del unreadable["posterior"]["plausibility"]
+    row = pl.diagnostics.convergence_report(unreadable).table.loc["plausibility"]
     assert row["max_rhat"] == pytest.approx(float(rhat.max()))
     assert row["status"] == ("not converged" if row["max_rhat"] > 1.01 else "not assessed")
     assert "from the moments accumulated while sampling" in row["reason"]

@@ -145,6 +145,24 @@ def test_variable_dims_and_shape_agree():
         Variable(("item",), (2, 3))
 
 
+def test_run_until_keeps_at_most_max_stored_draws_evenly_spread_over_the_run():
+    """Past ``max_stored`` every other kept draw is dropped and the thin doubles: the draws
+    kept are the whole run's, thinned evenly, and every sweep of the budget ran."""
+    values, stopped, spacing = run_until(Counter(), chains=2, seed=3, max_stored=600,
+                                         max_seconds=60, until=lambda v: v["sweeps"].shape[1]
+                                         >= 500 and v["sweeps"][0, 1] - v["sweeps"][0, 0] >= 8)
+    whole = run_kernel(Counter(), draws=2000, chains=2, seed=3)
+    assert stopped == "converged"
+    assert spacing == {"thin": 4 * Counter.default_thin, "sweeps_run": 2000 * Counter.default_thin}
+    np.testing.assert_array_equal(values["sweeps"], whole["sweeps"][:, 3::4])
+    assert values["total"].tolist() == whole["total"].tolist()  # every sweep ran
+    # with a budget of sweeps, the draws are spread over all of it from the start
+    values, stopped, spacing = run_until(Counter(), chains=2, seed=3, max_stored=600,
+                                         max_draws=2000, until=lambda v: False)
+    assert stopped == "max_draws" and spacing["thin"] == 4 * Counter.default_thin
+    np.testing.assert_array_equal(values["sweeps"], whole["sweeps"][:, 3::4])
+
+
 def test_run_until_extends_the_chains_until_told_and_keeps_their_draws():
     calls = []
 
@@ -152,13 +170,14 @@ def test_run_until_extends_the_chains_until_told_and_keeps_their_draws():
         calls.append(values["u"].shape[1])
         return values["u"].shape[1] >= 1000
 
-    values, stopped = run_until(Counter(), chains=2, seed=3, until=until, first_draws=250)
+    values, stopped, every = run_until(Counter(), chains=2, seed=3, until=until, first_draws=250)
     assert stopped == "converged" and calls == [250, 500, 1000]
+    assert every == {"thin": Counter.default_thin, "sweeps_run": 1000 * Counter.default_thin}
     assert set(calls[-1:]) == {values["u"].shape[1]} and "total" in values
     whole = run_kernel(Counter(), draws=1000, chains=2, seed=3)
     np.testing.assert_array_equal(values["u"], whole["u"])  # blocks do not change the draws
-    _, stopped = run_until(Counter(), chains=2, seed=3, until=lambda v: False, max_draws=600)
+    _, stopped, _ = run_until(Counter(), chains=2, seed=3, until=lambda v: False, max_draws=600)
     assert stopped == "max_draws"
-    values, stopped = run_until(Counter(), chains=2, seed=3, until=lambda v: False,
-                                max_seconds=1e-9)
+    values, stopped, _ = run_until(Counter(), chains=2, seed=3, until=lambda v: False,
+                                   max_seconds=1e-9)
     assert stopped == "max_seconds" and values["u"].shape[1] == 250

@@ -99,6 +99,7 @@ def test_models_without_exact_steps_are_named():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["hierarchical-dirichlet", "mace", "hierarchical-dawid-skene",
+                                  "learned-prior-dawid-skene",
                                   "easy-hard", "censored-normal-inverse-gamma", "ordered-probit"])
 def test_a_state_rebuilt_from_the_point_every_step_keeps_the_posterior(name, monkeypatch):
     """``kernel.load`` must draw whatever the PyMC model leaves out of its point (easy/hard's

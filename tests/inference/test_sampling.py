@@ -9,6 +9,7 @@ import pytest
 import xarray as xr
 
 import plausible as pl
+from plausible.metrics.accumulated import GROUP
 from plausible.inference.sampling import AutoDrawsUnavailable, no_variable_fails
 
 
@@ -42,10 +43,10 @@ def test_auto_with_summarised_plausibilities_stops_on_their_split_rhat_too(label
     # the rule: a summary whose split R-hat fails fails the run, whatever the parameters
     values = {name: auto.posterior[name].transpose("chain", "draw", ...).values
               for name in ("class_prior", "confusion")}
-    assert no_variable_fails({**values, "plausibility": summary})
+    assert no_variable_fails({**values, GROUP: summary})
     apart = summary.copy()
     apart["mean_first_half"] = apart["mean_first_half"] + xr.where(apart["chain"] == 0, 0.1, 0)
-    assert not no_variable_fails({**values, "plausibility": apart})
+    assert not no_variable_fails({**values, GROUP: apart})
 
 
 def test_auto_on_the_declared_steps_route(labels):

@@ -225,6 +225,6 @@ def test_the_predictive_check_flags_items_split_between_the_ends_of_the_scale():
 
 def test_a_scale_too_fine_for_memory_is_refused_before_sampling(monkeypatch):
     labels, _ = simulated_grades(n_items=10)
-    monkeypatch.setattr("plausible.inference.memory.available_memory", lambda: 10_000)
+    monkeypatch.setattr("plausible.inference.memory.DEFAULT_BUDGET", 5_000)
     with pytest.raises(MemoryBudgetError, match="bin the 4 grades into fewer"):
         ordered_probit.build(labels)
