@@ -12,9 +12,9 @@
     result.to_frame(); result.save("run.nc"); pl.load("run.nc")
 
 ``aggregate`` reads the data (:mod:`plausible.data.tables`), picks the model (named, or the
-default for the data's format, :data:`DEFAULT_MODELS`; for labels, ``"auto"``: the candidate
-PSIS-LOO ranks first, stacked with the candidates of its meaning), builds it through the
-registry, samples it with
+default for the data's format, :data:`DEFAULT_MODELS`, which says why; ``"auto"`` by name:
+the candidate PSIS-LOO ranks first, stacked with the candidates of its meaning), builds it
+through the registry, samples it with
 :func:`plausible.sample` and wraps the trace in an :class:`Aggregation`.
 
 **Top class and certainty.** Per item, ``top_class`` is the class most often the most
@@ -55,9 +55,9 @@ from plausible.diagnostics import (
 from plausible.diagnostics.convergence import NOT_CONVERGED, combined_report
 from plausible.diagnostics.model_selection import Selection, select
 from plausible.inference import sample
-from plausible.inference.driver import assemble
+from plausible.inference.driver import AUTO_FIRST_DRAWS, assemble
 from plausible.inference.stacking import mixture_draws, slot_counts
-from plausible.inference.sampling import AutoDrawsUnavailable
+from plausible.inference.sampling import AUTO_MAX_DRAWS, AutoDrawsUnavailable
 from plausible.metrics.predictions import class_positions
 from plausible.metrics.multi_label import label_certainty
 from plausible.metrics.worth_ranks import rank_summary
@@ -65,11 +65,27 @@ from plausible.models import bradley_terry, multi_label, ratings_censored
 
 AUTO = "auto"
 """The model name that asks :func:`aggregate` to choose among :data:`AUTO_CANDIDATES`."""
-DEFAULT_MODELS = {"votes": "dirichlet", "rankings": "prirn", "labels": AUTO,
-                  "labels (binary)": AUTO, "ratings": "normal-inverse-gamma",
-                  "label_sets": "multi-label", "comparisons": "noisy-bradley-terry"}
-"""The model ``aggregate`` fits when none is named, by the data's format: for labels,
-``"auto"``, the choice among :data:`AUTO_CANDIDATES` by PSIS-LOO."""
+DEFAULT_MODELS = {"votes": "dirichlet", "rankings": "prirn", "labels": "learned-prior-dawid-skene",
+                  "labels (binary)": "learned-prior-dawid-skene",
+                  "ratings": "normal-inverse-gamma", "label_sets": "multi-label",
+                  "comparisons": "noisy-bradley-terry"}
+"""The model ``aggregate`` fits when none is named, by the data's format. For labels it
+answers "which class is this item": Dawid–Skene with its confusion prior learned from the
+crowd, the label model that came closest to the better of EM Dawid–Skene and majority vote
+on every crowd with gold of ``benchmarks/crowd_panel.py`` while its chains mix (the docs'
+crowd panel page says why it wins). ``"auto"`` (the choice among :data:`AUTO_CANDIDATES` by
+PSIS-LOO) is asked for by name: LOO rewards predicting the labels, which on real crowds is
+not naming the true class."""
+DEFAULT_REASON = ("the default for labels: it names each item's one true class, and on every "
+                  "public crowd with gold of the project's panel it came closest to the better "
+                  "of EM Dawid-Skene and majority vote while its chains mix")
+"""Why a label model fitted by default is the one it is (the result's repr and the command
+line say it)."""
+AUTO_WORK = 2 * 10**9
+"""A default run's most label-class visits: ``draws="auto"`` extends a label model's chains
+to at most ``AUTO_WORK / (annotations x classes x chains)`` draws each (within the driver's
+limits), so that 100,000 labels of four classes take about 20 s on two cores and the same
+seed gives the same draws on any machine (a time limit would not)."""
 AUTO_CANDIDATES = {
     "labels": ("glad", "hierarchical-dawid-skene", "ambiguity-dawid-skene"),
     "labels (binary)": ("annotator-beta", "dawid-skene", "ambiguity-dawid-skene"),
@@ -259,7 +275,8 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         try:
             trace = sample(built, draws=draws, chains=chains, seed=seed,
                            progressbar=progressbar, check_convergence=False,
-                           max_seconds=max_seconds, keep=keep, **options_init)
+                           max_seconds=max_seconds, keep=keep,
+                           **_work_limit(fitted, draws, chains), **options_init)
         except AutoDrawsUnavailable:  # raised before sampling
             warnings.warn(f"{name} samples with pm.sample (NUTS), which cannot extend its "
                           "chains: 1000 draws per chain", stacklevel=2)
@@ -270,6 +287,15 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         pymc_log.setLevel(level)
     return Aggregation(trace=_with_known(trace, fitted), model=name, data=fitted,
                        default=model is None, options=options)
+
+
+def _work_limit(data, draws, chains: int) -> dict:
+    """``{"max_draws": ...}`` of a ``draws="auto"`` run on labels (:data:`AUTO_WORK`), else
+    nothing (the driver's own limits)."""
+    if draws != AUTO or format_of(data) != "labels":
+        return {}
+    visits = max(data.n_annotations * data.n_classes * chains, 1)
+    return {"max_draws": int(min(AUTO_MAX_DRAWS, max(AUTO_FIRST_DRAWS, AUTO_WORK // visits)))}
 
 
 def _choose(annotations, *, default: bool, reliability, max_seconds, known, **settings
@@ -746,6 +772,8 @@ class Aggregation:
                      if stacked else ")")
                   if self.selection is not None else
                   f" (default for {self.format})" if self.default else "")
+        why = (self.selection.reason if self.selection is not None else
+               DEFAULT_REASON if self.default and self.format == "labels" else None)
         posterior = self.trace["posterior"]
         labels = self.labels()
         column = ("expected_hamming_accuracy" if self.format == "label_sets"
@@ -756,7 +784,7 @@ class Aggregation:
                 f"{labels[column].mean():.3f}, "
                 f"{int((labels[column] < 0.99).sum())} items below 0.99\n"
                 f"plausibility: {self.meaning}"
-                + ("" if self.selection is None else f"\nchosen: {self.selection.reason}"))
+                + ("" if why is None else f"\nchosen: {why}"))
 
     @property
     def meaning(self) -> str:

@@ -586,6 +586,8 @@ def _console():
 def _print_summary(console, args, result, frame, description, elapsed, checked, output, saved):
     from rich.table import Table
 
+    from plausible import aggregation
+
     if result.selection is not None:
         others = [name for name in result.selection.stack if name != result.model]
         stacked = f", stacked with {', '.join(others)}" if others else ""
@@ -602,6 +604,9 @@ def _print_summary(console, args, result, frame, description, elapsed, checked, 
                      if args.draws == "auto" else ""))
     if result.selection is not None:
         console.print(f"chosen: {result.selection.reason}", highlight=False)
+    elif (args.model is None and not getattr(args, "ordinal", False)
+          and getattr(args, "init", None) is None and result.format == "labels"):
+        console.print(f"chosen: {aggregation.DEFAULT_REASON}", highlight=False)
     console.print(f"plausibility: {result.meaning}", highlight=False)
     if getattr(result.data, "known", None) is not None:
         console.print(f"{result.data.n_known} items of known class (--gold {args.gold}) clamped; "

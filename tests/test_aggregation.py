@@ -77,17 +77,28 @@ def test_string_ids_survive_and_the_default_model_is_said():
         "plausibility_ant", "plausibility_bee", "plausibility_cat"]
 
 
-def test_the_default_for_labels_is_the_candidate_loo_ranks_first_and_a_save_keeps_why():
-    """``model="auto"`` (the default for labels): the chosen model is the converged candidate
+def test_the_default_for_labels_is_dawid_skene_with_a_learned_prior_and_says_why():
+    table = crowd(n_items=80)
+    result = pl.aggregate(table, seed=1)
+    assert result.default and result.model == "learned-prior-dawid-skene"
+    assert result.selection is None and result.members is None
+    assert "(default for labels)" in repr(result)
+    assert f"chosen: {pl.aggregation.DEFAULT_REASON}" in repr(result)
+    assert result.trace.posterior.attrs["draws_stopped_by"] == "converged"
+    assert result.convergence().converged
+
+
+def test_auto_chooses_the_candidate_loo_ranks_first_and_a_save_keeps_why():
+    """``model="auto"``: the chosen model is the converged candidate
     with the highest PSIS-LOO elpd, recomputed here from each candidate fitted alone with the
     same settings; on these data the two candidates that read a plausibility as one true class
     are stacked, with ``az.compare``'s stacking weights of those two alone, and every draw of
     the result is a draw of one of them in those proportions. The result says so and a saved
     run keeps the table, the reason and the members."""
     table = crowd(n_items=80)
-    result = pl.aggregate(table, seed=1)
+    result = pl.aggregate(table, "auto", seed=1)
     candidates = pl.aggregation.AUTO_CANDIDATES["labels"]
-    assert result.default and result.selection.candidates == candidates
+    assert not result.default and result.selection.candidates == candidates
     elpd, alone = {}, {}
     for name in candidates:
         alone[name] = pl.aggregate(table, name, seed=1)
@@ -137,17 +148,17 @@ def test_the_default_for_labels_is_the_candidate_loo_ranks_first_and_a_save_keep
 def test_auto_leaves_out_candidates_that_cannot_take_the_request_and_refuses_options():
     table = crowd()
     binary = table[table["label"] != "cat"]
-    result = pl.aggregate(binary, reliability=1.5, **FAST)
+    result = pl.aggregate(binary, "auto", reliability=1.5, **FAST)
     assert result.selection.candidates == ("annotator-beta", "dawid-skene")
     assert any("reliability 1.5 is not a whole number" in note for note in result.selection.notes)
     assert any("no candidate converged" in note for note in result.selection.notes)  # 60 draws
     gold = {"q0": "ant"} if (table["task"] == "q0").any() else {}
-    known = pl.aggregate(table, known=gold, **FAST)
+    known = pl.aggregate(table, "auto", known=gold, **FAST)
     assert "ambiguity-dawid-skene" not in known.selection.candidates
     with pytest.raises(ValueError, match="takes no model options"):
         pl.aggregate(table, "auto", confusion_prior=(1, 1), **FAST)
     with pytest.raises(ValueError, match="name the model to warm-start"):
-        pl.aggregate(table, init=result, **FAST)
+        pl.aggregate(table, "auto", init=result, **FAST)
 
 
 def test_labels_describe_one_class_per_item():

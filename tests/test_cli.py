@@ -271,20 +271,23 @@ def bad_cases(tmp_path):
     ]
 
 
-def test_without_a_model_labels_are_fitted_by_every_candidate_and_the_choice_is_said(
-        tmp_path, capsys):
+def test_without_a_model_labels_get_the_default_and_auto_fits_every_candidate(tmp_path, capsys):
     crowd_table(n_classes=3).to_csv(tmp_path / "labels.csv", index=False)
     code, out, _ = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "labels.csv",
                                               "-o", tmp_path / "out.csv", *FAST])
+    assert code == 0 and "learned-prior-dawid-skene model (default for the format)" in out
+    assert f"chosen: {pl.aggregation.DEFAULT_REASON}" in out
+    code, out, _ = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "labels.csv", "--model",
+                                              "auto", "-o", tmp_path / "auto.csv", *FAST])
     assert code == 0 and "model (chosen by PSIS-LOO)" in out
     chosen = out.split("chosen: ", 1)[1].split(":", 1)[0]
     assert chosen in pl.aggregation.AUTO_CANDIDATES["labels"]
     assert f"{chosen} model (chosen by PSIS-LOO)" in out and "\nplausibility: " in out
-    for named in ([], ["--model", "auto"]):
+    for named, says in (([], "named with --model"), (["--model", "auto"], "name it with --model")):
         code, _, err = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "labels.csv", *named,
                                                   "--workers", 2, "-o", tmp_path / "sharded.csv",
                                                   *FAST])
-        assert code == 2 and "name it with --model" in err
+        assert code == 2 and says in err
 
 
 def test_draws_auto_is_the_default_and_refused_for_shards(tmp_path, capsys):

@@ -47,3 +47,34 @@ def test_the_convergence_report_names_them():
     assert len(report.modes) == 1
     assert "Chains disagree on the most plausible class of 1 items" in report.text
     assert "item 'i0': chain 0: 'a' 0.90; chain 1: 'b' 0.90" in report.text
+
+
+def confusion_trace(theta):
+    dims = ("chain", "draw", "annotator", "class", "label_class")
+    return xr.DataTree.from_dict({"posterior": xr.Dataset(
+        {"confusion": (dims, theta)}, coords={"class": [0, 1, 2], "label_class": [0, 1, 2]})})
+
+
+def test_a_chain_whose_classes_read_relabelled_is_named():
+    rng = np.random.default_rng(13)
+    theta = rng.dirichlet([6.0, 1.0, 1.0], size=(3, 40, 4, 3))  # row c: mass on label 0
+    theta = np.stack([np.roll(theta[..., c, :], c, axis=-1) for c in range(3)], axis=-2)
+    theta[1] = theta[1][..., [1, 0, 2], :]  # chain 1: classes 0 and 1 swapped
+    shares = pl.diagnostics.permuted_chains(confusion_trace(theta))
+    assert shares.tolist() == [0.0, 1.0, 0.0]
+
+
+def test_a_flat_confusion_prior_lands_in_permuted_modes_the_report_names_the_default_not():
+    """With a flat confusion prior every relabelling of the classes is as probable: chains of
+    Dawid-Skene move into them (the class-swap move takes them there), and the report names
+    each chain that sits there. The default model's learned prior keeps every chain out."""
+    labels = pl.data.simulate_glad(60, 10, n_classes=3, coverage=0.3, seed=0).labels
+    flat = pl.aggregate(labels, "dawid-skene", confusion_prior=(1.0, 1.0), draws=300, seed=0)
+    shares = pl.diagnostics.permuted_chains(flat.trace)
+    report = flat.convergence()
+    assert (shares > 0.5).any() and not report.converged
+    line = report.describe("class labels")
+    assert all(f"chain {c} " in line for c in shares.index[shares > 0.5])
+    default = pl.aggregate(labels, seed=0)
+    assert (pl.diagnostics.permuted_chains(default.trace) == 0).all()
+    assert default.convergence().table.loc["class labels", "status"] == "converged"
