@@ -46,9 +46,9 @@ MIN_CHAINS = 2
 MIN_DRAWS = 4
 """Split R-hat halves each chain: fewer draws per chain and it is not assessed."""
 
-COMPUTED_VALUES = 6 * 10**7
+COMPUTED_VALUES = 8 * 10**7
 """Most values (draws x elements) of a variable computed when read that the report recomputes
-to assess it (240 MB of float32 plausibilities); past it, every ``k``-th draw."""
+to assess it (320 MB of float32 plausibilities); past it, every ``k``-th draw."""
 
 REPORT_ATTR = "convergence_report"
 """The posterior attribute where a ``draws="auto"`` run that stopped because its chains
