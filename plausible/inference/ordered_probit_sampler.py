@@ -28,6 +28,13 @@ Each sweep draws, exactly and vectorised over labels and annotators,
    their posterior spread (rounding to grades loses most of what a label says about a small
    bias), so steps 2-3 alone move them slowly (bulk ESS about 1 in 40 sweeps on 40 items);
    these updates leave the same posterior invariant and cross it in a few sweeps;
+3c. an independence Metropolis–Hastings move of every ``(log s_j, logit e_j)`` jointly, given
+   ``z`` and ``b_j`` with the indicators and perceptions integrated out, from a proposal
+   built each sweep on a grid (:meth:`OrderedProbitKernel._grid_moves`): the full
+   conditional of an annotator who gives only the end grades has two modes, small noise with
+   random answers for the far grade, and noise so large that every perception falls past an
+   end grade with none, joined only through values of low density, which the one-coordinate
+   updates of 3b do not cross (chains of a real crowd settled in either);
 4. ``pi | z ~ Dirichlet(1 + m)``, ``m_c`` the items of grade ``c``;
 4b. a slice update of one shift of every bias at once, ``b_j + d``, on the posterior with
    the grades summed out (:meth:`OrderedProbitKernel._shift`): the annotators' biases and
@@ -70,6 +77,12 @@ LOGIT_SPAM_WIDTH = 1.0
 """Slice widths of step 3b (grades; log grades; log-odds): about the spread of a bias, log
 noise or log-odds of random answers given tens of labels; stepping out widens them where the
 data say less."""
+LOG_NOISE_EDGES = np.linspace(np.log(0.05), np.log(50.0), 25)
+LOGIT_SPAM_EDGES = np.linspace(-9.0, 3.0, 13)
+"""Cells of step 3c's proposal (log grades; log-odds): noise from a twentieth of a grade, below
+which an annotator is never off, to fifty, where perceptions fall only past the end grades;
+random answers from about one in 8000 to 95 %. A state outside them is left to step 3b (its
+proposal density is zero there, so the move is never accepted from it)."""
 
 
 def thresholds(n_grades: int) -> tuple[np.ndarray, np.ndarray]:
@@ -123,6 +136,14 @@ def median_grades(labels: Labels) -> np.ndarray:
     return labels.label[order][first + (counts - 1) // 2]
 
 
+def per_annotator(values: np.ndarray, annotator: np.ndarray, n_annotators: int) -> np.ndarray:
+    """``values (point, cell)`` summed over each annotator's cells, ``(point, annotator)``."""
+    points = values.shape[0]
+    index = (np.arange(points)[:, None] * n_annotators + annotator).ravel()
+    return np.bincount(index, values.ravel(), minlength=points * n_annotators).reshape(
+        points, n_annotators)
+
+
 class OrderedProbitKernel:
     """The sweep of the module for ``labels``. State: ``(z (item,), b (annotator,), s^2
     (annotator,), e (annotator,))``; ``gamma`` a whole number."""
@@ -139,7 +160,8 @@ class OrderedProbitKernel:
         self.bias_scale, self.noise_shape, self.noise_rate = bias_scale, noise_shape, noise_rate
         self.spam_prior = tuple(float(v) for v in spam_prior)
         self.gamma = int(gamma)
-        self.moves, self.shift = MOVES, True  # steps 3b and 4b (off: the conjugate steps alone)
+        self.moves, self.grid, self.shift = MOVES, True, True  # steps 3b, 3c and 4b (off: the
+        # conjugate steps alone)
         J, K = labels.n_annotators, labels.n_classes
         working = 8 * (4 * J * K * K + 4 * labels.n_items * K + 8 * self.gamma *
                        labels.n_annotations)
@@ -169,16 +191,36 @@ class OrderedProbitKernel:
         p = np.exp(p - p.max(axis=1, keepdims=True))
         return p / p.sum(axis=1, keepdims=True)
 
-    def _annotator_log_likelihoods(self, by_grade, bias, noise, spam) -> np.ndarray:
-        """``gamma sum_{k in j} log P(x_k | z_{i_k}, b_j, s_j)`` per annotator at each row of
-        ``bias`` and ``noise`` ``(point, annotator)``, ``(point, annotator)``: the labels'
-        likelihood with the perceptions integrated out, from ``by_grade (annotator, grade,
-        label)``, the annotators' labels counted by their items' grades (every point in one
-        table)."""
+    def _cells(self, z) -> tuple:
+        """The labels counted by annotator, their item's grade ``z`` and label, only where the
+        count is not zero: ``(annotator, grade, label, count)``, each ``(cell,)`` (an
+        annotator's full conditional given ``z`` reads the labels through these counts)."""
+        labels, K = self.labels, self.labels.n_classes
+        counts = np.bincount((labels.annotator * K + z[labels.item]) * K + labels.label,
+                             minlength=labels.n_annotators * K * K)
+        flat = np.flatnonzero(counts)
+        annotator, rest = np.divmod(flat, K * K)
+        return (annotator, *np.divmod(rest, K), counts[flat].astype(np.float64))
+
+    def _annotator_log_likelihoods(self, cells, bias, noise, spam,
+                                   active=None) -> np.ndarray:
+        """``gamma sum_{k in j} log P(x_k | z_{i_k}, b_j, s_j, e_j)`` per annotator at each
+        row of ``bias``, ``noise`` and ``spam`` (broadcast to ``(point, annotator)``),
+        ``(point, annotator)``: the labels' likelihood with the indicators and perceptions
+        integrated out, from :meth:`_cells`; only the annotators ``active`` at some point
+        (bool ``(point, annotator)``; all when None), zero for the others."""
+        annotator, grade, label, count = cells
         bias, noise, spam = np.broadcast_arrays(bias, noise, spam)
-        table = label_table(bias.ravel(), noise.ravel(), self.labels.n_classes, spam.ravel())
-        table = table.reshape(*bias.shape, *table.shape[1:])
-        return self.gamma * np.einsum("jcx,pjcx->pj", by_grade, table)
+        if active is not None:
+            keep = active.any(axis=0)[annotator]
+            annotator, grade, label, count = (v[keep] for v in cells)
+        K = self.labels.n_classes
+        lower, upper = thresholds(K)
+        earnest = log_interval_probability(lower[label], upper[label],
+                                           grade + bias[:, annotator], noise[:, annotator])
+        rate = spam[:, annotator]
+        table = np.logaddexp(np.log(rate) - np.log(K), np.log1p(-rate) + earnest)
+        return self.gamma * per_annotator(count * table, annotator, bias.shape[1])
 
     def _marginal_moves(self, rng, z, bias, variance, spam):
         """Step 3b: a slice update of every ``b_j``, then of every ``log s_j``, then of every
@@ -187,13 +229,11 @@ class OrderedProbitKernel:
         (:func:`plausible.inference.lockstep_slice.slice_updates`; fixed widths, unlimited
         stepping out)."""
         noise = np.sqrt(variance)
-        labels, K = self.labels, self.labels.n_classes
-        by_grade = np.bincount((labels.annotator * K + z[labels.item]) * K + labels.label,
-                               minlength=labels.n_annotators * K * K).reshape(-1, K, K)
+        cells = self._cells(z)
         likelihood = self._annotator_log_likelihoods
 
         def bias_density(points, active):
-            return (likelihood(by_grade, points, noise[None], spam[None])
+            return (likelihood(cells, points, noise[None], spam[None], active)
                     - 0.5 * points ** 2 / self.bias_scale ** 2)
 
         bias, _ = slice_updates(rng, bias, bias_density(bias[None], None)[0],
@@ -201,7 +241,7 @@ class OrderedProbitKernel:
         a, r = self.noise_shape, self.noise_rate
 
         def log_noise_density(points, active):  # InvGamma(a, r) on s^2 in log s: -2a log s - r/s^2
-            return (likelihood(by_grade, bias[None], np.exp(points), spam[None])
+            return (likelihood(cells, bias[None], np.exp(points), spam[None], active)
                     - 2.0 * a * points - r * np.exp(-2.0 * points))
 
         log_noise, _ = slice_updates(rng, np.log(noise),
@@ -212,13 +252,74 @@ class OrderedProbitKernel:
 
         def logit_spam_density(points, active):  # Beta(a, b) in log-odds: a log e + b log(1 - e)
             rate = 1.0 / (1.0 + np.exp(-points))
-            return (likelihood(by_grade, bias[None], noise[None], rate)
+            return (likelihood(cells, bias[None], noise[None], rate, active)
                     + a * np.log(rate) + b * np.log1p(-rate))
 
         logit = np.log(spam) - np.log1p(-spam)
         logit, _ = slice_updates(rng, logit, logit_spam_density(logit[None], None)[0],
                                  np.full(bias.size, LOGIT_SPAM_WIDTH), logit_spam_density)
         return bias, noise ** 2, 1.0 / (1.0 + np.exp(-logit))
+
+    def _grid_moves(self, rng, z, bias, variance, spam):
+        """Step 3c: for every annotator at once, an independence Metropolis–Hastings move of
+        ``(log s_j, logit e_j)`` given ``z`` and ``b_j``. The proposal picks a cell of the
+        :data:`LOG_NOISE_EDGES` x :data:`LOGIT_SPAM_EDGES` grid with probability proportional
+        to the full conditional at its centre, then a point uniformly in it; the move is
+        accepted with probability ``min(1, f(x') q(x) / (f(x) q(x')))``, ``f`` the full
+        conditional of step 3b (labels' likelihood with ``r`` and ``y`` integrated out, the
+        priors in these coordinates) and ``q`` the proposal's density, zero off the grid."""
+        K, J = self.labels.n_classes, self.labels.n_annotators
+        cells = self._cells(z)
+        annotator, grade, label, count = cells
+        noise_edges, spam_edges = LOG_NOISE_EDGES, LOGIT_SPAM_EDGES
+        log_noise = 0.5 * (noise_edges[1:] + noise_edges[:-1])  # cell centres
+        logit_spam = 0.5 * (spam_edges[1:] + spam_edges[:-1])
+        lower, upper = thresholds(K)
+        earnest = np.exp(log_interval_probability(  # (noise, cell)
+            lower[label], upper[label], grade + bias[annotator],
+            np.exp(log_noise)[:, None]))
+        rate = 1.0 / (1.0 + np.exp(-logit_spam))[:, None, None]
+        mixed = count * np.log(rate / K + (1.0 - rate) * earnest)  # (spam, noise, cell)
+        grid = self.gamma * per_annotator(mixed.reshape(-1, annotator.size), annotator, J)
+        grid += self._log_prior(np.tile(log_noise, logit_spam.size)[:, None],
+                                np.repeat(logit_spam, log_noise.size)[:, None])
+        log_q = grid - grid.max(axis=0)
+        log_q -= np.log(np.exp(log_q).sum(axis=0))
+        cell = categorical_draws(rng, np.exp(log_q.T))
+        spam_cell, noise_cell = np.divmod(cell, log_noise.size)
+        log_area = np.log(np.diff(noise_edges)[0] * np.diff(spam_edges)[0])
+        proposed_noise = noise_edges[noise_cell] + np.diff(noise_edges)[0] * rng.random(J)
+        proposed_logit = spam_edges[spam_cell] + np.diff(spam_edges)[0] * rng.random(J)
+        current_noise = 0.5 * np.log(variance)
+        current_logit = np.log(spam) - np.log1p(-spam)
+        points_noise = np.stack([current_noise, proposed_noise])
+        points_logit = np.stack([current_logit, proposed_logit])
+        target = (self._annotator_log_likelihoods(cells, bias[None], np.exp(points_noise),
+                                                  1.0 / (1.0 + np.exp(-points_logit)))
+                  + self._log_prior(points_noise, points_logit))
+
+        def log_proposal(log_s, logit):
+            i = np.searchsorted(noise_edges, log_s, side="right") - 1
+            k = np.searchsorted(spam_edges, logit, side="right") - 1
+            inside = (i >= 0) & (i < log_noise.size) & (k >= 0) & (k < logit_spam.size)
+            flat = np.where(inside, k * log_noise.size + i, 0)
+            return np.where(inside, log_q[flat, np.arange(J)] - log_area, -np.inf)
+
+        with np.errstate(invalid="ignore"):
+            log_ratio = (target[1] - target[0] + log_proposal(current_noise, current_logit)
+                         - log_proposal(proposed_noise, proposed_logit))
+        accept = np.log(rng.random(J)) < log_ratio  # never from off the grid (nan, -inf)
+        variance = np.where(accept, np.exp(2.0 * proposed_noise), variance)
+        spam = np.where(accept, 1.0 / (1.0 + np.exp(-proposed_logit)), spam)
+        return variance, spam
+
+    def _log_prior(self, log_noise, logit_spam):
+        """Log prior density of ``(log s, logit e)``: ``InvGamma(a, r)`` on ``s^2`` and
+        ``Beta(a', b')`` on ``e``, each with its Jacobian (step 3b's coordinates)."""
+        a, r = self.noise_shape, self.noise_rate
+        a_spam, b_spam = self.spam_prior
+        return (-2.0 * a * log_noise - r * np.exp(-2.0 * log_noise)
+                - a_spam * np.logaddexp(0.0, -logit_spam) - b_spam * np.logaddexp(0.0, logit_spam))
 
     def _shift(self, rng, log_pi, bias, noise, spam):
         """Step 4b: a slice update of a shift ``d`` of every bias at once, ``b_j + d``, on the
@@ -300,6 +401,8 @@ class OrderedProbitKernel:
         variance = rate / rng.gamma(self.noise_shape + 0.5 * n_kept)
         for _ in range(self.moves):
             bias, variance, spam = self._marginal_moves(rng, z, bias, variance, spam)
+        if self.grid:
+            variance, spam = self._grid_moves(rng, z, bias, variance, spam)
         log_pi = log_dirichlet_draws(rng, 1.0 + np.bincount(z, minlength=K))
         noise = np.sqrt(variance)
         if self.shift:
