@@ -1,5 +1,4 @@
-"""Ordinal grades: the ordered-probit model and ordinal Dawid–Skene (free confusion rows whose
-prior favours nearby grades) against unordered Dawid–Skene (plausible's, and crowd-kit's EM at
+"""Ordinal grades: the ordered-probit model against unordered Dawid–Skene (plausible's, and crowd-kit's EM at
 its defaults) and the majority vote, on simulated crowds with known truth.
 
 Two crowds, the same workload (long-tailed: a few annotators label hundreds of items, most
@@ -82,7 +81,7 @@ def run(kind, args, seed):
     proba = proba[list(labels.classes)].to_numpy()
     rows.append({"method": "crowd-kit DawidSkene (EM)", **scores(proba, truth),
                  "seconds": time.perf_counter() - start})
-    for model in ("dawid-skene", "ordinal-dawid-skene", "ordered-probit"):
+    for model in ("dawid-skene", "ordered-probit"):
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -16,13 +16,6 @@ Annotation ``k`` is label ``x_k`` of item ``i_k`` by annotator ``j_k``::
 elsewhere; the default ``(4, 1)`` has prior mean accuracy ``4 / (C + 3)`` (0.8 for two
 classes), which also orients the model (below). ``a = class_concentration`` (1).
 
-**Ordinal** (:func:`build_ordinal`, for classes that are ordered grades): the same model with
-rows whose prior favours the nearby grades, ``beta[c, x] = d`` on the diagonal and ``n
-r^(|c - x| - 1)`` off it (``ordinal_prior = (d, n, r)``, default ``(4, 2, 1/2)``: a neighbour
-2, two grades off 1, three 1/2): an annotator with a few labels is expected to err by a grade
-rather than across the scale, and one with many labels still gets the free confusion rows
-Dawid–Skene's flexibility comes from (the ordered-probit model instead fixes the rows' shape).
-
 **Gibbs** (every step exact), one sweep of the family's kernel
 (:class:`~plausible.inference.dawid_skene_sampler.DawidSkeneKernel`): ``theta_j[c] | z ~
 Dirichlet(beta_c + gamma n_j[c, :])`` for every annotator and row at once (the member's
@@ -197,34 +190,6 @@ def _declare_kernel(model: pm.Model, labels: Labels, member, gamma: float,
                     lazy_nbytes_per_draw=parameters, labels=labels, member=member,
                     class_concentration=a, reliability=gamma, constant_data=constant_data,
                     collapsed=collapsed)
-
-
-def ordinal_concentration(n_classes: int, ordinal_prior) -> np.ndarray:
-    """``beta (class, class)`` of :func:`build_ordinal`: ``d`` on the diagonal, ``n
-    r^(|c - x| - 1)`` off it, for ``ordinal_prior = (d, n, r)`` (module)."""
-    diagonal, neighbour, ratio = (positive("ordinal_prior", v) for v in ordinal_prior)
-    distance = np.abs(np.subtract.outer(np.arange(n_classes), np.arange(n_classes)))
-    return np.where(distance == 0, diagonal, neighbour * ratio ** np.maximum(distance - 1, 0))
-
-
-@reads("labels")
-def build_ordinal(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
-                  compiled: bool = True, ordinal_prior: tuple = (4.0, 2.0, 0.5),
-                  class_concentration: float = 1.0, sampler: str | None = None) -> pm.Model:
-    """PyMC model of ordinal Dawid–Skene (module): :func:`build` with the confusion rows'
-    prior :func:`ordinal_concentration` (the classes are ordered grades, in their order).
-    ``sampler``: by default ``"collapsed"`` for a whole-number reliability and ``"joint"``
-    for a tempering one. Rows that expect nearby grades couple the classes to the annotators
-    more tightly than the plain prior: on Snow et al.'s anger ratings in five grades the
-    joint scan had not converged after 4 x 16,000 draws (bulk ESS 135) where the collapsed
-    one passes the convergence report at 4 x 1000."""
-    check_labels(labels)
-    if sampler is None:
-        gamma = positive("reliability", reliability)
-        sampler = "collapsed" if gamma == round(gamma) and gamma >= 1 else "joint"
-    return _full(labels, ordinal_concentration(labels.n_classes, ordinal_prior),
-                 reliability=reliability, gibbs=gibbs, compiled=compiled,
-                 class_concentration=class_concentration, sampler=sampler)
 
 
 @reads("labels")

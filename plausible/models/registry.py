@@ -117,10 +117,6 @@ ENTRIES = (
                "Bayesian Dawid-Skene: a confusion matrix per annotator, exact Gibbs (compiled)",
                replicate=dawid_skene.replicate_labels,
                label_probabilities=dawid_skene.label_probabilities),
-    ModelEntry("ordinal-dawid-skene", dawid_skene.build_ordinal, "labels", "tempering", False,
-               "Dawid-Skene for ordered grades: confusion rows whose prior favours the nearby "
-               "grades, exact Gibbs (compiled)", replicate=dawid_skene.replicate_labels,
-               label_probabilities=dawid_skene.label_probabilities),
     ModelEntry("hierarchical-dawid-skene", dawid_skene.build_hierarchical, "labels",
                "tempering", False,
                "Dawid-Skene with confusion rows shrunk to a population matrix: collapsed "

@@ -176,29 +176,6 @@ def test_the_chain_s_class_marginals_match_enumeration(name, gamma):
     np.testing.assert_allclose(mean, expected, atol=0.015)
 
 
-@pytest.mark.parametrize("sampler", ["joint", "collapsed"])
-def test_ordinal_dawid_skene_class_marginals_match_enumeration(sampler):
-    """Ordinal Dawid–Skene through its builder: 3 grades, rows' prior ``d`` on the diagonal
-    and ``n r^(|c - x| - 1)`` off it (4, 2, 1 apart by one and two grades), the class
-    marginals of ``p(z | x)`` enumerated over all 3^5 class vectors."""
-    from plausible.models import dawid_skene as ds
-
-    labels = small(n_items=5, n_classes=3, seed=8, repeat=False)
-    beta = ds.ordinal_concentration(3, (4.0, 2.0, 0.5))
-    member, a = members.FullConfusion(beta), np.ones(3)
-    configs = np.array(list(itertools.product(range(3), repeat=labels.n_items)))
-    log_p = np.array([log_joint(labels, z, a, member, 1) for z in configs])
-    p = np.exp(log_p - log_p.max())
-    p /= p.sum()
-    expected = np.stack([(p[:, None] * (configs == c)).sum(0) for c in range(3)], -1)
-    trace = pl.sample(ds.build_ordinal(labels, sampler=sampler), draws=3000, chains=4, seed=3,
-                      progressbar=False, log_likelihood=False)
-    plausibility = trace.posterior["plausibility"].transpose("chain", "draw", ...).values
-    se = pl.diagnostics.mcse_mean(plausibility.astype(float))
-    z = np.abs(plausibility.mean((0, 1)) - expected) / np.maximum(se, 1e-3)
-    assert z.max() < 4.5, z
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["dawid-skene", "one-coin"])
 def test_collapsed_and_joint_scans_sample_the_same_posterior(name):

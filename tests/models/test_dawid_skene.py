@@ -308,13 +308,3 @@ def test_learned_prior_gibbs_matches_nuts_with_classes_summed_out(sampler):
     assert (ds.label_switching_check(gibbs) == 0).all()
     assert_same_posterior(gibbs, nuts, ("plausibility", "confusion", "class_prior",
                                         "prior_diagonal", "prior_off_diagonal"))
-
-
-def test_ordinal_dawid_skene_rows_favour_the_nearby_grades():
-    labels = pl.data.simulate_glad(30, 4, n_classes=4, seed=0).labels
-    model = ds.build_ordinal(labels, ordinal_prior=(4.0, 2.0, 0.5))
-    beta = model["confusion_concentration"].get_value()
-    np.testing.assert_array_equal(beta[0], [4.0, 2.0, 1.0, 0.5])
-    np.testing.assert_array_equal(beta, beta.T)
-    with pytest.raises(ValueError, match="ordinal_prior"):
-        ds.build_ordinal(labels, ordinal_prior=(4.0, -1.0, 0.5))

@@ -42,7 +42,7 @@ OPTIONS = {"normal-inverse-gamma": {"threshold": 1.5},
 def test_available_lists_every_aggregation_model():
     table = models.available()
     assert set(table.index) == {"dirichlet", "hierarchical-dirichlet", "prirn", "plackett-luce", "annotator-beta",
-                                "dawid-skene", "ordinal-dawid-skene", "hierarchical-dawid-skene",
+                                "dawid-skene", "hierarchical-dawid-skene",
                                 "learned-prior-dawid-skene", "one-coin",
                                 "mace", "easy-hard", "ordered-probit", "glad", "su-difficulty",
                                 "normal-inverse-gamma", "censored-normal-inverse-gamma",
