@@ -98,6 +98,19 @@ def confusion_from_table(table: np.ndarray) -> np.ndarray:
     return np.exp(table.reshape(-1, n_classes, n_classes).swapaxes(1, 2))
 
 
+def _full_sweep(rng, design, beta, a, gamma: int, z, counts, totals, class_counts,
+                tables=None):
+    """Full Dawid–Skene's collapsed sweep of the classes with every row's prior ``beta
+    (class, class)`` (:func:`~plausible.inference.dawid_skene_collapsed.full_sweep`);
+    ``tables``: its predictive log tables, built from ``beta`` when None."""
+    uniforms = rng.random(design.n_items)
+    if tables is None:
+        tables = collapsed.log_tables(beta, gamma, design.most_labels, design.most_code)
+    return collapsed.full_sweep(design.offsets, design.code, design.annotator, design.label,
+                                beta, a, gamma, uniforms, z, design.fixed, counts, totals,
+                                class_counts, *tables, design.repeats)
+
+
 class FullConfusion:
     """Bayesian Dawid–Skene's rows (module). ``beta (class, label_class)``."""
 
@@ -139,11 +152,9 @@ class FullConfusion:
 
     def collapsed_sweep(self, rng, design, a, gamma: int, z, counts, class_counts, statistics,
                         state):
-        totals, log_num, log_den = statistics
-        return collapsed.full_sweep(design.offsets, design.code, design.annotator,
-                                    design.label, self.beta, a, gamma,
-                                    rng.random(design.n_items), z, design.fixed, counts, totals,
-                                    class_counts, log_num, log_den, design.repeats)
+        totals, *tables = statistics
+        return _full_sweep(rng, design, self.beta, a, gamma, z, counts, totals, class_counts,
+                           tables)
 
 
 class LearnedPrior:
@@ -204,14 +215,8 @@ class LearnedPrior:
         """Full Dawid–Skene's collapsed sweep at the current prior ``beta(d, o)`` (the classes
         given the prior, the rows integrated out); :meth:`draw` then gives ``(d, o, theta) |
         z``."""
-        beta = symmetric_concentration(design.n_classes, state)
-        return collapsed.full_sweep(design.offsets, design.code, design.annotator,
-                                    design.label, beta, a, gamma,
-                                    rng.random(design.n_items), z, design.fixed, counts,
-                                    statistics[0], class_counts,
-                                    *collapsed.log_tables(beta, gamma, design.most_labels,
-                                                         design.most_code),
-                                    design.repeats)
+        return _full_sweep(rng, design, symmetric_concentration(design.n_classes, state), a,
+                           gamma, z, counts, statistics[0], class_counts)
 
 
 class OneCoin:
@@ -441,14 +446,8 @@ class Hierarchical:
         """Full Dawid–Skene's collapsed sweep with every row's prior the current population
         ``alpha_c = kappa_c mu_c`` (from ``state``): the classes given the population with the
         rows integrated out; :meth:`draw` then gives ``(kappa, mu, theta) | z``."""
-        alpha = self._population(state)
-        return collapsed.full_sweep(design.offsets, design.code, design.annotator,
-                                    design.label, alpha, a, gamma,
-                                    rng.random(design.n_items), z, design.fixed, counts,
-                                    statistics[0], class_counts,
-                                    *collapsed.log_tables(alpha, gamma, design.most_labels,
-                                                         design.most_code),
-                                    design.repeats)
+        return _full_sweep(rng, design, self._population(state), a, gamma, z, counts,
+                           statistics[0], class_counts)
 
 
 __all__ = ["FullConfusion", "Hierarchical", "LearnedPrior", "Mace", "OneCoin",

@@ -163,8 +163,10 @@ class OrderedProbitKernel:
         self.moves, self.grid, self.shift = MOVES, True, True  # steps 3b, 3c and 4b (off: the
         # conjugate steps alone)
         J, K = labels.n_annotators, labels.n_classes
+        grid_points = (LOG_NOISE_EDGES.size - 1) * (LOGIT_SPAM_EDGES.size - 1)
         working = 8 * (4 * J * K * K + 4 * labels.n_items * K + 8 * self.gamma *
-                       labels.n_annotations)
+                       labels.n_annotations
+                       + 2 * grid_points * min(J * K * K, labels.n_annotations))  # step 3c
         if working > memory_budget():
             raise MemoryBudgetError(
                 f"ordered probit's sweep needs about {format_bytes(working)} of working memory "
