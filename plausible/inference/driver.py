@@ -242,14 +242,13 @@ def run_until(kernel: Kernel, *, chains: int, until, seed=None, tune: int | None
     (checked after each block) or the sweeps of ``max_draws`` draws at the starting ``thin``
     are run (the last block then has no check: the caller reads the run's report).
 
-    ``max_stored``: the most draws per chain kept. With ``max_draws``, the chains keep every
-    ``ceil(max_draws / max_stored)``-th draw from the start, so that the longest run's draws
-    fit; otherwise, before a block that would pass it, every other draw kept so far is
-    dropped (the even-numbered, so that those left are evenly
+    ``max_stored``: the most draws per chain kept. Before a block that would pass it, every
+    other draw kept so far is dropped (the even-numbered, so that those left are evenly
     spaced from the start) and the chains keep every other sweep they kept before (``thin``
     doubles) for the rest of the run: the draws stay evenly spread over the whole run, the
     memory they take stays bounded, and the sweeps between them cost less (none is recorded
-    or summarised). Returns the draws (with the per-chain statistics, as
+    or summarised). A run is thinned only once it needs to be, so one that converges early
+    is checked, and stops, after as few sweeps as it needs. Returns the draws (with the per-chain statistics, as
     :func:`run_kernel`), what stopped the run (``"converged"``, ``"max_seconds"`` or
     ``"max_draws"``) and ``{"thin": the sweeps between kept draws, "sweeps_run": the sweeps
     per chain after warm-up}``. ``accumulate``, ``resume``: as :class:`Chains`."""
@@ -262,8 +261,6 @@ def run_until(kernel: Kernel, *, chains: int, until, seed=None, tune: int | None
     with Chains(kernel, chains=chains, seed=seed, tune=tune, thin=thin, cores=cores,
                 skip=skip, accumulate=accumulate, resume=resume) as run:
         budget = None if max_draws is None else max_draws * run.thin  # sweeps after warm-up
-        if budget is not None and max_stored is not None:  # spread over the longest run
-            run.thin *= -(-max_draws // max_stored)
         swept, kept = 0, 0  # sweeps after warm-up, and draws kept, per chain
         n = _positive("first_draws", first_draws)
         while True:

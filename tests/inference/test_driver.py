@@ -156,7 +156,7 @@ def test_run_until_keeps_at_most_max_stored_draws_evenly_spread_over_the_run():
     assert spacing == {"thin": 4 * Counter.default_thin, "sweeps_run": 2000 * Counter.default_thin}
     np.testing.assert_array_equal(values["sweeps"], whole["sweeps"][:, 3::4])
     assert values["total"].tolist() == whole["total"].tolist()  # every sweep ran
-    # with a budget of sweeps, the draws are spread over all of it from the start
+    # a run that spends its budget of sweeps keeps the same draws, thinned as it went
     values, stopped, spacing = run_until(Counter(), chains=2, seed=3, max_stored=600,
                                          max_draws=2000, until=lambda v: False)
     assert stopped == "max_draws" and spacing["thin"] == 4 * Counter.default_thin
