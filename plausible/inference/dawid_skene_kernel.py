@@ -286,6 +286,26 @@ def class_log_likelihood_kernel(table, offsets, code):  # pragma: no cover - com
     return out
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _item_marginal(table, code, offsets, log_pi, gamma, fixed, i, row):  # pragma: no cover
+    """``logsumexp_c(log_pi[c] + gamma L[i, c])``, or ``log_pi[k] + gamma L[i, k]`` for an
+    item of known class ``k = fixed[i] >= 0`` (``row``: work space ``(class,)``)."""
+    _accumulate(table, code, offsets[i], offsets[i + 1], row)
+    k = fixed[i]
+    return tempered_logsumexp(row, log_pi, gamma) if k < 0 else log_pi[k] + gamma * row[k]
+
+
+@numba.njit(cache=True, nogil=True)
+def marginal_log_likelihood(offsets, code, table, log_pi, gamma, fixed):  # pragma: no cover
+    """``sum_i logsumexp_c(log_pi[c] + gamma L[i, c])`` at one ``table (code, class)``, the
+    labels' log-likelihood with every item's class summed out (:func:`_item_marginal`)."""
+    row = np.empty(log_pi.size)
+    total = 0.0
+    for i in range(offsets.size - 1):
+        total += _item_marginal(table, code, offsets, log_pi, gamma, fixed, i, row)
+    return total
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
 def marginal_log_likelihood_kernel(log_pi, table, gamma, offsets, code, fixed):  # pragma: no cover
     """``logsumexp_c(log_pi[s, c] + gamma L[s, i, c])`` ``(sample, item)`` without holding
@@ -297,8 +317,5 @@ def marginal_log_likelihood_kernel(log_pi, table, gamma, offsets, code, fixed): 
     for s in numba.prange(n_samples):
         row = np.empty(n_classes)
         for i in range(n_items):
-            _accumulate(table[s], code, offsets[i], offsets[i + 1], row)
-            k = fixed[i]
-            out[s, i] = (tempered_logsumexp(row, log_pi[s], gamma) if k < 0 else
-                         log_pi[s, k] + gamma * row[k])
+            out[s, i] = _item_marginal(table[s], code, offsets, log_pi[s], gamma, fixed, i, row)
     return out

@@ -39,9 +39,10 @@ more.
 **Plausibility**: the posterior of the item's one true grade, ``P(z_i = c | data)``, as in
 the other latent-class label models.
 
-**Inference**: exact Gibbs with the perceptions augmented
-(:mod:`plausible.inference.ordered_probit_sampler`); ``gibbs=False`` leaves the PyMC model,
-grades summed out, to NUTS (the independent check, and a real reliability). The per-item
+**Inference**: exact slice-within-Gibbs updates with the perceptions and random-answer
+indicators integrated out (:mod:`plausible.inference.ordered_probit_sampler`);
+``gibbs=False`` leaves the PyMC model, grades summed out, to NUTS (the independent check).
+The per-item
 log-likelihood is ``logsumexp_c(log pi_c + gamma L_ic)`` (:func:`log_likelihood`),
 :func:`replicate_labels` replicates labels in the observed design, and
 :func:`label_probabilities` gives :mod:`plausible.active` a new label's probabilities.
@@ -54,24 +55,22 @@ import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
 from pymc.distributions.dist_math import normal_lcdf
-from scipy.special import logsumexp
 
 from plausible.data.labels import Labels
 from plausible.data.tables import reads
-from plausible.data.validation import positive, positive_integer
+from plausible.data.validation import positive
 from plausible.diagnostics.annotation_predictive import thinned_draws
+from plausible.inference import dawid_skene_kernel as kernel_code
+from plausible.inference import ordered_probit_kernel as compiled
+from plausible.inference.dawid_skene_sampler import Design
 from plausible.inference.declarations import declare_log_likelihood
 from plausible.inference.kernel_step import declare_kernel
-from plausible.inference.ordered_probit_sampler import (OrderedProbitKernel,
-                                                        grade_log_likelihoods, label_counts,
-                                                        label_table, thresholds)
+from plausible.inference.ordered_probit_sampler import OrderedProbitKernel, thresholds
 from plausible.maths.categorical import categorical_draws
 from plausible.metrics.chunks import iter_sample_blocks
 from plausible.models.latent_class import _read as read_draws
 from plausible.models.latent_class import check_labels, coords, known_mask
 
-WHOLE_RELIABILITY = ("the ordered-probit Gibbs sampler repeats every label; pass gibbs=False "
-                     "to temper with NUTS")
 FAR = 1e3
 """The outer thresholds in the PyMC graph (grades from the end ones are never this far): finite,
 so that NUTS's gradients stay finite."""
@@ -96,14 +95,16 @@ def build(labels: Labels, *, reliability: float = 1, bias_scale: float = 0.5,
 
     Free variables ``class_prior (class)``, ``bias (annotator)``, ``noise_variance
     (annotator)`` and ``spam (annotator)`` (the rate of random answers); ``noise
-    (annotator)`` (the variance's square root) and ``plausibility (item, class)``. ``reliability``: a whole number with ``gibbs=True`` (each label repeated), any
-    real > 0 otherwise; ``noise_prior``: ``(shape, rate)`` of the noise variance's inverse
-    gamma prior; ``spam_prior``: ``(a, b)`` of the random answers' Beta prior; ``gibbs``: :func:`plausible.sample` runs the exact Gibbs sampler, False
-    leaves the grades-summed-out model to NUTS.
+    (annotator)`` (the variance's square root) and ``plausibility (item, class)``.
+    ``reliability``: ``gamma > 0``, every label's likelihood raised to that power;
+    ``noise_prior``: ``(shape, rate)`` of the noise variance's inverse gamma prior;
+    ``spam_prior``: ``(a, b)`` of the random answers' Beta prior; ``class_concentration``:
+    the grade prevalence's symmetric Dirichlet concentration; ``gibbs``:
+    :func:`plausible.sample` runs the exact sampler, False leaves the grades-summed-out model
+    to NUTS.
     """
     check_labels(labels)
-    gamma = (positive_integer("reliability", reliability, WHOLE_RELIABILITY) if gibbs
-             else positive("reliability", reliability))
+    gamma = positive("reliability", reliability)
     scale = positive("bias_scale", bias_scale)
     shape, rate = (positive("noise_prior", v) for v in noise_prior)
     spam_a, spam_b = (positive("spam_prior", v) for v in spam_prior)
@@ -129,11 +130,9 @@ def build(labels: Labels, *, reliability: float = 1, bias_scale: float = 0.5,
         pm.Deterministic("plausibility", pt.exp(pt.special.log_softmax(log_joint, axis=1)),
                          dims=("item", "class"))
     if gibbs:
-        if alpha != 1.0:
-            raise ValueError("class_concentration other than 1 needs gibbs=False (the Gibbs "
-                             "sampler's grade prevalence prior is Dirichlet(1))")
         kernel = OrderedProbitKernel(labels, bias_scale=scale, noise_shape=shape,
-                                     noise_rate=rate, spam_prior=(spam_a, spam_b), gamma=gamma)
+                                     noise_rate=rate, spam_prior=(spam_a, spam_b), gamma=gamma,
+                                     class_concentration=alpha)
         declare_kernel(model, kernel, coords={"item": labels.items, "class": labels.classes,
                                               "annotator": labels.annotators},
                        constant_data={"reliability": gamma})
@@ -147,24 +146,35 @@ def _read(posterior, name, chain, draw) -> np.ndarray:
     return read_draws(posterior, name, chain, draw).astype(np.float64, copy=False)
 
 
+def _tables(bias, noise, spam, n_grades) -> np.ndarray:
+    """``log P(x | c, b_j, s_j, e_j)`` per draw, ``(draw, annotator * label, grade)``
+    (:func:`plausible.inference.ordered_probit_kernel.fill_table`)."""
+    with np.errstate(divide="ignore"):
+        logit = np.log(spam) - np.log1p(-spam)
+    tables = np.empty((bias.shape[0], bias.shape[1] * n_grades, n_grades))
+    for s in range(bias.shape[0]):  # J K^2 values a draw: the loop costs nothing beside them
+        compiled.fill_table(bias[s], noise[s], logit[s], n_grades, tables[s])
+    return tables
+
+
 def log_likelihood(trace, labels: Labels) -> xr.DataArray:
     """Per-item ``logsumexp_c(log pi_c + gamma L_ic)``, ``(chain, draw, item)``, the grade
-    summed out, in blocks of draws."""
+    summed out (``L_ic`` the item's labels' log probabilities under grade ``c``), in blocks
+    of draws."""
     posterior = trace["posterior"]
     gamma = float(trace["constant_data"]["reliability"])
     shape = (posterior.sizes["chain"], posterior.sizes["draw"])
-    counts = label_counts(labels)
-    mask = known_mask(labels)
+    design = Design(labels)
     out = np.empty((shape[0] * shape[1], labels.n_items))
-    n_draws = shape[0] * shape[1]
-    chain, draw = np.divmod(np.arange(n_draws), shape[1])
-    log_pi = np.log(_read(posterior, "class_prior", chain, draw))
-    bias, noise, spam = (_read(posterior, name, chain, draw)
-                         for name in ("bias", "noise", "spam"))
-    for s in range(n_draws):  # one draw at a time: the temporaries are (items, grades)
-        table = label_table(bias[s], noise[s], labels.n_classes, spam[s])
-        L = grade_log_likelihoods(counts, table)
-        out[s] = logsumexp(log_pi[s] + mask + gamma * L, axis=1)
+    for block, _ in iter_sample_blocks((out.shape[0],), labels.n_annotators
+                                       * labels.n_classes ** 2 + labels.n_items):
+        chain, draw = np.divmod(np.arange(out.shape[0])[block], shape[1])
+        bias, noise, spam = (_read(posterior, name, chain, draw)
+                             for name in ("bias", "noise", "spam"))
+        out[block] = kernel_code.marginal_log_likelihood_kernel(
+            np.log(_read(posterior, "class_prior", chain, draw)),
+            _tables(bias, noise, spam, labels.n_classes), gamma, design.offsets, design.code,
+            design.fixed)
     return xr.DataArray(out.reshape(*shape, labels.n_items), dims=("chain", "draw", "item"),
                         coords={"chain": posterior["chain"].values,
                                 "draw": posterior["draw"].values, "item": labels.items})
@@ -177,7 +187,8 @@ def label_probabilities(trace, chain, draw, item, annotator) -> np.ndarray:
     K = posterior.sizes["class"]
     bias, noise, spam = (_read(posterior, name, chain, draw)[:, annotator]
                          for name in ("bias", "noise", "spam"))
-    return np.exp(np.stack([label_table(b, s, K, e) for b, s, e in zip(bias, noise, spam)]))
+    tables = _tables(bias, noise, spam, K).reshape(bias.shape[0], bias.shape[1], K, K)
+    return np.exp(tables.transpose(0, 1, 3, 2))
 
 
 def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | None = None

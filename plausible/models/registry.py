@@ -150,10 +150,10 @@ ENTRIES = (
     ModelEntry("easy-hard", easy_hard.build, "labels", "tempering", False,
                "latent classes with an easy and a hard subclass each: errors correlated "
                "through the item, exact Gibbs", replicate=easy_hard.replicate_labels),
-    ModelEntry("ordered-probit", ordered_probit.build, "labels", "repetitions", False,
+    ModelEntry("ordered-probit", ordered_probit.build, "labels", "tempering", False,
                "ordinal grades: each annotator's bias and noise around the item's true grade "
-               "(ordered probit) and rate of random answers, exact Gibbs with Albert-Chib "
-               "augmentation (real reliability: gibbs=False)", replicate=ordered_probit.replicate_labels,
+               "(ordered probit) and rate of random answers, compiled slice-within-Gibbs with "
+               "the perceptions integrated out", replicate=ordered_probit.replicate_labels,
                label_probabilities=ordered_probit.label_probabilities),
     ModelEntry("glad", glad.build, "labels", "tempering", False,
                "GLAD: annotator ability x item difficulty, Gibbs classes + slice parameters",

@@ -1,7 +1,7 @@
-"""The ordered-probit annotator model (:mod:`plausible.models.ordered_probit`): its Gibbs
-sampler against NUTS on the same model and each conditional against its closed form, its
-log-likelihood and a new label's probabilities against a plain loop over the normal CDF,
-its replicates, and what it buys on ordinal data."""
+"""The ordered-probit annotator model (:mod:`plausible.models.ordered_probit`): its sampler
+against NUTS on the same model and SBC, each annotator move against its conditional by
+quadrature, the compiled label probabilities and the log-likelihood against scipy's normal
+CDF, its replicates, and what it buys on ordinal data."""
 
 import warnings
 
@@ -13,7 +13,7 @@ from scipy.special import logsumexp
 import plausible as pl
 from plausible.data.labels import Labels
 from plausible.inference.memory import MemoryBudgetError
-from plausible.inference.ordered_probit_sampler import OrderedProbitKernel, thresholds
+from plausible.inference.ordered_probit_sampler import OrderedProbitKernel
 from plausible.models import ordered_probit
 
 from posterior_agreement import assert_same_posterior
@@ -48,15 +48,16 @@ def perceived_grades(rng, z, b, s, per_item, n_grades, spam=None) -> Labels:
 
 @pytest.mark.slow
 def test_gibbs_matches_nuts_on_the_same_model():
-    """Exact Gibbs (perceptions augmented, grades drawn with them integrated out) against
-    NUTS with the grades summed out, reliability 2 (repetitions): prevalence, biases, noises,
-    random-answer rates and plausibilities within 4.5 MCSE."""
+    """The exact sampler (perceptions and indicators integrated out) against NUTS with the
+    grades summed out, reliability 1.5 and prevalence concentration 2: prevalence, biases,
+    noises, random-answer rates and plausibilities within 4.5 MCSE."""
     labels, _ = simulated_grades(n_items=30, n_annotators=4, per_item=3)
-    gibbs = pl.sample(ordered_probit.build(labels, reliability=2), draws=1500, chains=4,
+    options = {"reliability": 1.5, "class_concentration": 2.0}
+    gibbs = pl.sample(ordered_probit.build(labels, **options), draws=1500, chains=4,
                       seed=1, log_likelihood=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        nuts = pl.sample(ordered_probit.build(labels, reliability=2, gibbs=False), draws=1000,
+        nuts = pl.sample(ordered_probit.build(labels, **options, gibbs=False), draws=1000,
                          chains=4, seed=2, progressbar=False, log_likelihood=False,
                          target_accept=0.9)
     assert pl.diagnostics.convergence_report(gibbs).ok
@@ -64,97 +65,131 @@ def test_gibbs_matches_nuts_on_the_same_model():
     assert_same_posterior(gibbs, nuts, ("class_prior", "bias", "noise", "spam", "plausibility"))
 
 
-def test_bias_and_noise_draw_their_conjugate_conditionals():
-    """From one state, a sweep draws the perceptions (truncated normals), the bias ``N(m_j,
-    1/P_j)`` given them and the noise variance ``InvGamma(a + n_j/2, r + SS_j/2)`` given
-    both: over 4000 sweeps the bias and noise draws match the same composition written by
-    hand with scipy's truncated normal (means within 4.5 standard errors, spreads within
-    8 %)."""
-    labels, _ = simulated_grades(n_items=30, n_annotators=3, per_item=3)
+def annotator_log_density(labels, z, b, log_s, logit, prior=(0.5, 3.0, 0.5, 1.0, 4.0)):
+    """One annotator's ``log p(b, log s, logit e | z, x)`` up to a constant, written out with
+    scipy's normal CDF (each argument broadcast over a grid)."""
+    K = labels.n_classes
+    scale, a, r, a_spam, b_spam = prior
+    s, e = np.exp(log_s), 1 / (1 + np.exp(-logit))
+    total = -0.5 * b ** 2 / scale ** 2 - 2 * a * log_s - r * np.exp(-2 * log_s)
+    total = total + a_spam * np.log(e) + b_spam * np.log1p(-e)
+    for x, c in zip(labels.label, z[labels.item]):
+        hi = 1.0 if x == K - 1 else stats.norm.cdf((x + 0.5 - c - b) / s)
+        lo = 0.0 if x == 0 else stats.norm.cdf((x - 0.5 - c - b) / s)
+        total = total + np.log(e / K + (1 - e) * (hi - lo))
+    return total
+
+
+def one_annotator(rng, n_items, K, label):
+    """Labels of one annotator on ``n_items`` items, and the kernel and counts given ``z``."""
+    z = rng.integers(K, size=n_items)
+    labels = Labels(np.arange(n_items), np.zeros(n_items, dtype=int), label(z),
+                    np.arange(n_items), np.arange(1), np.arange(K))
     kernel = OrderedProbitKernel(labels, bias_scale=0.5, noise_shape=3.0, noise_rate=0.5,
                                  spam_prior=(1.0, 4.0), gamma=1)
-    kernel.moves, kernel.grid, kernel.shift = 0, False, False  # the conjugate steps alone (the
-    # moves: the NUTS check above)
-    z = np.array([labels.label[labels.item == i][0] for i in range(labels.n_items)])
-    state = (z, np.zeros(3), np.full(3, 0.25), np.full(3, 1e-300))  # every answer earnest
-    rng = np.random.default_rng(0)
-    lower, upper = thresholds(labels.n_classes)
-    draws = []
+    return labels, z, kernel, kernel.counts(z)[0]
+
+
+def quadrature_moments(log_f, grid):
+    """Means and spreads of the density ``exp(log_f)`` over the points ``grid (point, d)``."""
+    weight = np.exp(log_f - log_f.max())
+    weight /= weight.sum()
+    mean = weight @ grid
+    return mean, np.sqrt(weight @ (grid - mean) ** 2), weight
+
+
+def test_the_slice_moves_draw_an_annotators_conditional_by_quadrature():
+    """Step 1 alone (slice updates of bias, log noise and logit random-answer rate and along
+    the two lines in log noise and logit random-answer rate, the perceptions and indicators
+    integrated out) on one annotator's 40 labels given the grades:
+    over 4000 sweeps the means and spreads of the three match their joint conditional
+    integrated on a 70^3 grid (means within 5 batch-means standard errors, spreads within
+    6 %)."""
+    rng = np.random.default_rng(2)
+    labels, z, kernel, counts = one_annotator(
+        rng, 40, 3, lambda z: np.clip(np.round(z + 0.3 + 0.6 * rng.standard_normal(z.size)),
+                                      0, 2).astype(int))
+    state, draws = (np.zeros(1), np.log(np.full(1, 0.5)), np.full(1, -1.4)), []
     for _ in range(4000):
-        out = {"class_prior": np.empty(4), "bias": np.empty(3), "noise": np.empty(3),
-               "spam": np.empty(3)}
-        kernel.sweep(rng, state, out)
-        draws.append(np.concatenate([out["bias"], out["noise"]]))
+        state = kernel.annotator_moves(rng, counts, *state, moves=1, grid=np.zeros(1, bool))
+        draws.append(np.concatenate(state))
     draws = np.array(draws)
-    # the same composition by hand: perceptions, then the normal conditional
-    rng = np.random.default_rng(1)
-    loc = z[labels.item].astype(float)
-    by_hand = []
-    for _ in range(4000):
-        y = stats.truncnorm.rvs((lower[labels.label] - loc) / 0.5,
-                                (upper[labels.label] - loc) / 0.5, loc=loc, scale=0.5,
-                                random_state=rng)
-        precision = 1 / 0.25 + np.bincount(labels.annotator, minlength=3) / 0.25
-        mean = np.bincount(labels.annotator, y - loc, minlength=3) / 0.25 / precision
-        bias = mean + rng.standard_normal(3) / np.sqrt(precision)
-        squares = np.bincount(labels.annotator, (y - loc - bias[labels.annotator]) ** 2,
-                              minlength=3)
-        n = np.bincount(labels.annotator, minlength=3)
-        variance = stats.invgamma.rvs(3.0 + n / 2, scale=0.5 + squares / 2, random_state=rng)
-        by_hand.append(np.concatenate([bias, np.sqrt(variance)]))
-    by_hand = np.array(by_hand)
-    se = np.sqrt(draws.var(0) / 4000 + by_hand.var(0) / 4000)
-    assert np.all(np.abs(draws.mean(0) - by_hand.mean(0)) < 4.5 * se)
-    np.testing.assert_allclose(draws.std(0), by_hand.std(0), rtol=0.08)
+    axes = (np.linspace(-1.5, 2.0, 70), np.linspace(np.log(0.15), np.log(3.0), 70),
+            np.linspace(-12.0, 3.0, 70))
+    grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1).reshape(-1, 3)
+    mean, sd, weight = quadrature_moments(annotator_log_density(labels, z, *grid.T), grid)
+    for d in range(3):  # the grid holds the mass: little at its faces
+        face = np.isclose(grid[:, d], axes[d][0]) | np.isclose(grid[:, d], axes[d][-1])
+        assert weight[face].sum() < 0.01
+    batches = draws.reshape(40, 100, 3).mean(axis=1)
+    se = batches.std(axis=0, ddof=1) / np.sqrt(40)
+    assert np.all(np.abs(draws.mean(axis=0) - mean) < 5 * se), (draws.mean(axis=0), mean, se)
+    np.testing.assert_allclose(draws.std(axis=0), sd, rtol=0.06)
 
 
 def test_the_joint_noise_and_random_answer_move_draws_its_conditional_by_quadrature():
-    """Step 3c alone, from a state off its grid and from one on it, on an annotator who gives
+    """Step 2 alone, from a state off its grid and from one on it, on an annotator who gives
     only the end grades (the full conditional of ``(log s, logit e)`` has a mode of small
     noise with random answers and one of noise past the end grades): over 3000 moves the means
     and spreads of ``log s`` and ``logit e`` match the conditional restricted to the grid,
     integrated on a 300 x 300 grid (means within 5 standard errors, spreads within 6 %); from
     off the grid the move never leaves the state."""
     rng = np.random.default_rng(4)
-    n_items, K = 40, 3
-    z = rng.integers(K, size=n_items)
-    label = np.where(rng.random(n_items) < 0.7, K - 1, 0)
-    labels = Labels(np.arange(n_items), np.zeros(n_items, dtype=int), label,
-                    np.arange(n_items), np.arange(1), np.arange(K))
-    kernel = OrderedProbitKernel(labels, bias_scale=0.5, noise_shape=3.0, noise_rate=0.5,
-                                 spam_prior=(1.0, 4.0), gamma=1)
-    bias = np.array([0.8])
-    # off the grid (noise past its last edge): never moved
-    off = (np.array([1e4]), np.array([0.3]))
+    labels, z, kernel, counts = one_annotator(
+        rng, 40, 3, lambda z: np.where(rng.random(z.size) < 0.7, 2, 0))
+    bias, every = np.array([0.8]), np.ones(1, bool)
+    off = (np.array([np.log(100.0)]), np.array([-0.8]))  # noise past the grid's last edge
     for _ in range(20):
-        assert kernel._grid_moves(rng, z, bias, *off) == off
-    variance, spam = np.array([0.25]), np.array([0.2])
-    draws = []
+        assert kernel.annotator_moves(rng, counts, bias, *off, moves=0, grid=every)[1:] == off
+    state, draws = (np.log(np.full(1, 0.5)), np.full(1, -1.4)), []
     for _ in range(3000):
-        variance, spam = kernel._grid_moves(rng, z, bias, variance, spam)
-        draws.append([0.5 * np.log(variance[0]), np.log(spam[0] / (1 - spam[0]))])
+        state = kernel.annotator_moves(rng, counts, bias, *state, moves=0, grid=every)[1:]
+        draws.append(np.concatenate(state))
     draws = np.array(draws)
-    # the same conditional by quadrature on the grid's region
     from plausible.inference.ordered_probit_sampler import LOG_NOISE_EDGES, LOGIT_SPAM_EDGES
     log_s = np.linspace(LOG_NOISE_EDGES[0], LOG_NOISE_EDGES[-1], 301)
-    log_s = 0.5 * (log_s[1:] + log_s[:-1])
     logit = np.linspace(LOGIT_SPAM_EDGES[0], LOGIT_SPAM_EDGES[-1], 301)
-    logit = 0.5 * (logit[1:] + logit[:-1])
-    S, E = (g.reshape(-1, 1) for g in np.meshgrid(log_s, logit, indexing="ij"))
-    log_f = (kernel._annotator_log_likelihoods(kernel._cells(z), bias[None], np.exp(S),
-                                               1 / (1 + np.exp(-E)))
-             + kernel._log_prior(S, E))[:, 0]
-    weight = np.exp(log_f - log_f.max())
-    weight /= weight.sum()
-    grid = np.column_stack([S[:, 0], E[:, 0]])
-    mean = weight @ grid
-    sd = np.sqrt(weight @ (grid - mean) ** 2)
-    assert weight[S[:, 0] > np.log(3.0)].sum() > 0.05  # both modes hold mass
-    assert weight[S[:, 0] < np.log(1.0)].sum() > 0.05
+    grid = np.stack(np.meshgrid(0.5 * (log_s[1:] + log_s[:-1]),
+                                0.5 * (logit[1:] + logit[:-1]), indexing="ij"),
+                    axis=-1).reshape(-1, 2)
+    mean, sd, weight = quadrature_moments(annotator_log_density(labels, z, 0.8, *grid.T), grid)
+    assert weight[grid[:, 0] > np.log(3.0)].sum() > 0.05  # both modes hold mass
+    assert weight[grid[:, 0] < np.log(1.0)].sum() > 0.05
     batches = draws.reshape(30, 100, 2).mean(axis=1)  # batch means: the moves' autocorrelation
     se = batches.std(axis=0, ddof=1) / np.sqrt(30)
     assert np.all(np.abs(draws.mean(axis=0) - mean) < 5 * se), (draws.mean(axis=0), mean, se)
     np.testing.assert_allclose(draws.std(axis=0), sd, rtol=0.06)
+
+
+def test_the_compiled_label_probabilities_hold_far_into_the_tails():
+    """The compiled ``log P(x | c, b, s, e)`` (per label, as the annotator moves read it, and
+    from the shared interval ends, as the tables are built) against scipy's ``log_ndtr``, exact in both tails: labels up
+    to 200 standard deviations from the perception, relative error below 1e-9."""
+    from scipy.special import log_ndtr
+
+    from plausible.inference import ordered_probit_kernel as compiled
+
+    K = 5
+    bias = np.array([0.0, 0.3, -1.7, 2.9, 0.49])
+    noise = np.array([1.0, 0.02, 0.3, 0.015, 7.0])
+    logit = np.array([-700.0, -2.0, 0.5, -30.0, 1.0])
+    table = np.empty((bias.size * K, K))
+    compiled.fill_table(bias, noise, logit, K, table)
+    for j in range(bias.size):
+        for x in range(K):
+            for c in range(K):
+                a = -np.inf if x == 0 else (x - 0.5 - c - bias[j]) / noise[j]
+                b = np.inf if x == K - 1 else (x + 0.5 - c - bias[j]) / noise[j]
+                if a > 0:
+                    a, b = -b, -a
+                earnest = log_ndtr(b) + np.log1p(-np.exp(log_ndtr(a) - log_ndtr(b)))
+                e = 1 / (1 + np.exp(-logit[j]))
+                expected = np.logaddexp(np.log(e / K), np.log1p(-e) + earnest)
+                np.testing.assert_allclose(table[j * K + x, c], expected, rtol=1e-9)
+                one = np.zeros((bias.size * K, K), dtype=np.int64)
+                one[j * K + x, c] = 1  # one label: the per-label route of the annotator moves
+                np.testing.assert_allclose(compiled.annotator_log_likelihood(
+                    j, bias[j], noise[j], logit[j], one, 1.0), expected, rtol=1e-9)
 
 
 def test_log_likelihood_and_new_label_probabilities_by_a_plain_loop():
@@ -203,13 +238,6 @@ def test_replicates_keep_the_design_and_same_seed_gives_same_draws():
     assert replicated.min() >= 0 and replicated.max() <= labels.n_classes - 1
 
 
-def test_a_whole_number_reliability_or_nuts():
-    labels, _ = simulated_grades(n_items=5)
-    with pytest.raises(ValueError, match="gibbs=False"):
-        ordered_probit.build(labels, reliability=1.5)
-    ordered_probit.build(labels, reliability=1.5, gibbs=False)
-
-
 def test_on_ordinal_data_it_recovers_annotators_and_beats_unordered_dawid_skene():
     """Simulated grades with annotator bias and noise: the biases and noises are recovered
     (correlation with the truth), and the most plausible grade is right more often, and off
@@ -253,11 +281,13 @@ def test_simulation_based_calibration():
 
 
 def test_the_predictive_check_flags_items_split_between_the_ends_of_the_scale():
-    """Grades from the model pass the ordinal check; the same design with 40 % of the items
-    split between the lowest and the highest grade (ambiguity, which one true grade plus rater
-    noise cannot produce) fails it: too many items span the whole scale."""
-    labels, _ = simulated_grades(n_items=60, n_grades=5, seed=0)
+    """Grades from the model (a tenth of them random answers) pass the ordinal check; the
+    same design with 40 % of the items split between the lowest and the highest grade
+    (ambiguity, which one true grade plus rater noise cannot produce) fails it: too many
+    items span the whole scale."""
     rng = np.random.default_rng(0)
+    labels = perceived_grades(rng, rng.integers(5, size=60), rng.normal(0, 0.4, 8),
+                              rng.uniform(0.3, 1.0, 8), 4, 5, spam=np.full(8, 0.1))
     split = rng.random(labels.n_items) < 0.4
     ends = np.where(rng.random(labels.n_annotations) < 0.5, 0, 4)
     ambiguous = Labels(labels.item, labels.annotator,
