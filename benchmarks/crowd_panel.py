@@ -23,7 +23,9 @@ Rows per set, each run in a fresh ``spawn`` child process:
   convergence report passed; a model that raises is left out with its reason in the notes;
 * ``default (CLI)``: ``plausible aggregate labels.csv -o out.csv --no-progress``, nothing
   else, as a new user runs it; scored on its ``plausibility_<class>`` columns, its chosen
-  model and convergence verdict read from its printed summary.
+  model and convergence verdict read from its printed summary;
+* ``--ordinal (CLI)``, on the graded sets only (:data:`GRADED`: web and relevance): the same
+  command with ``--ordinal`` (ordered probit), and every row's mean absolute grade error.
 
 Scores against gold (:func:`plausible.diagnostics.proper_scores` for Brier and ECE): accuracy
 of the most probable class, exact ties split evenly (expected accuracy); Brier
@@ -40,7 +42,9 @@ subprocesses it starts are compiler probes. For the CLI row, the command's own `
 resident size, far below the command's). Each ``default (CLI)`` row
 is then held to five criteria: accuracy >= max(EM Dawid-Skene, majority vote) -
 max(0.005, 1/gold items); Brier <= min(EM Dawid-Skene, vote shares) + 0.01; convergence
-report passed; wall time <= 30 s; peak <= 1.5 GB (1536 MB).
+report passed; wall time <= 30 s; peak <= 1.5 GB (1536 MB). The ``--ordinal`` row of a graded
+set is held to: accuracy >= EM Dawid-Skene - 0.005; grade error <= EM's; convergence report
+passed; and, on sets of at most 20,000 labels, 60 s and 1.5 GB.
 
     PLAUSIBLE_DATA=../shared/data .venv/bin/python benchmarks/crowd_panel.py \\
         [--sets rte temp ...] [--extra DIR ...] [--skip-models | --models glad ...] \\
@@ -80,7 +84,14 @@ SNOW_TASKS = ("rte", "temp", "wsd")
 CROWDKIT = ("DawidSkene", "GLAD", "MACE", "Wawa")
 EM_TOL, EM_ITER, EM_FLOOR = 1e-6, 500, 1e-9
 CLI_ROW, EM_ROW, MV_ROW = "default (CLI)", "EM Dawid-Skene", "majority vote (vote shares)"
+ORDINAL_ROW = "--ordinal (CLI)"
 MAX_SECONDS_CLI, MAX_MB_CLI = 30.0, 1536.0
+GRADED = {"web": "relevance grades 1-5 (Zhou et al. 2012)",
+          "relevance": "TREC relevance grades 0-3"}
+"""The panel's graded sets (their labels are grades in the order of their numbers): each also
+gets the ``--ordinal`` command line row and every row its mean absolute grade error."""
+ORDINAL_SECONDS, ORDINAL_LABELS = 60.0, 20_000
+"""The ``--ordinal`` row's time bound, held on sets of at most ``ORDINAL_LABELS`` labels."""
 
 
 @dataclass
@@ -246,8 +257,8 @@ def cli_command() -> list:
     return [str(script)] if script.is_file() else [sys.executable, "-m", "plausible.cli"]
 
 
-def cli_default(labels: pd.DataFrame) -> dict:
-    """``plausible aggregate labels.csv -o out.csv --no-progress`` in a subprocess: its
+def cli_default(labels: pd.DataFrame, *flags: str) -> dict:
+    """``plausible aggregate labels.csv -o out.csv --no-progress [flags]`` in a subprocess: its
     plausibilities, convergence verdict and chosen model from its summary, its wall time and
     its peak resident set: ``ru_maxrss`` of ``RUSAGE_CHILDREN``, so call it from a process with
     no other child and a resident size below the command's (the command's own starts there)."""
@@ -256,7 +267,8 @@ def cli_default(labels: pd.DataFrame) -> dict:
         labels.to_csv(path, index=False)
         start = time.perf_counter()
         run = subprocess.run([*cli_command(), "aggregate", str(path), "-o", str(out),
-                              "--no-progress"], check=False, capture_output=True, text=True)
+                              "--no-progress", *flags], check=False, capture_output=True,
+                             text=True)
         seconds = time.perf_counter() - start
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         if run.returncode:
@@ -316,9 +328,11 @@ def measured(function, args: tuple, imports: tuple = ()) -> dict:
     return result or {"error": f"the child process died (exit code {process.exitcode})"}
 
 
-def scores(p: pd.DataFrame, gold: pd.Series) -> dict:
+def scores(p: pd.DataFrame, gold: pd.Series, graded: bool = False) -> dict:
     """Accuracy (exact ties split evenly), Brier and ECE of ``p (item, class)`` on the gold
-    items; a class missing from ``p`` has probability 0."""
+    items; a class missing from ``p`` has probability 0. ``graded``: also the mean absolute
+    grade error of the most probable grade (the first of tied ones), grades read as
+    numbers."""
     import plausible as pl
 
     classes = [*p.columns, *sorted(set(gold) - set(p.columns))]
@@ -327,8 +341,12 @@ def scores(p: pd.DataFrame, gold: pd.Series) -> dict:
     values = p.reindex(gold.index).to_numpy(dtype=np.float64)
     top = values == values.max(axis=1, keepdims=True)
     hit = top[np.arange(len(gold)), p.columns.get_indexer(gold.to_numpy())]
-    return {"accuracy": float((hit / top.sum(axis=1)).mean()), "brier": proper["brier"],
-            "ece": proper["ece"]}
+    out = {"accuracy": float((hit / top.sum(axis=1)).mean()), "brier": proper["brier"],
+           "ece": proper["ece"]}
+    if graded:
+        grade = p.columns.to_numpy(dtype=float)[values.argmax(axis=1)]
+        out["grade error"] = float(np.abs(grade - gold.to_numpy(dtype=float)).mean())
+    return out
 
 
 def methods(data: Crowd, args) -> list:
@@ -340,7 +358,10 @@ def methods(data: Crowd, args) -> list:
     if not args.skip_models:
         rows += [(f"plausible {m}", plausible_model, (labels, m, args.seed, args.max_seconds),
                   ("plausible",)) for m in args.models if binary or m != "annotator-beta"]
-    return rows + [(CLI_ROW, cli_default, (labels,), ())]
+    rows.append((CLI_ROW, cli_default, (labels,), ()))
+    if data.name in GRADED:
+        rows.append((ORDINAL_ROW, cli_default, (labels, "--ordinal"), ()))
+    return rows
 
 
 def run_set(data: Crowd, args) -> tuple[pd.DataFrame, list]:
@@ -354,10 +375,10 @@ def run_set(data: Crowd, args) -> tuple[pd.DataFrame, list]:
         result = measured(function, function_args, imports)
         if "error" in result:
             notes.append(f"{name}: left out, {result['error']}")
-            if name == CLI_ROW:
+            if name in (CLI_ROW, ORDINAL_ROW):
                 rows.append({"method": name, "converged": False})
             continue
-        rows.append({"method": name, **scores(result["p"], data.gold),
+        rows.append({"method": name, **scores(result["p"], data.gold, data.name in GRADED),
                      "converged": result.get("converged"), "seconds": result["seconds"],
                      "peak MB": result["peak_mb"], "note": result.get("note", "")})
     return pd.DataFrame(rows).set_index("method"), notes
@@ -386,6 +407,30 @@ def criteria(table: pd.DataFrame, n_gold: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def ordinal_criteria(table: pd.DataFrame, n_labels: int) -> pd.DataFrame:
+    """The ``--ordinal`` row of a graded set against the ordinal criteria: accuracy >= EM -
+    0.005, grade error <= EM's, converged, and on sets of at most :data:`ORDINAL_LABELS`
+    labels 60 s and 1.5 GB."""
+    row, em = table.loc[ORDINAL_ROW], table.loc[EM_ROW]
+    checks = [("accuracy >= EM - 0.005", row.get("accuracy", np.nan),
+               em["accuracy"] - 0.005, True, "{:.4f}"),
+              ("grade error <= EM's", row.get("grade error", np.nan), em["grade error"],
+               False, "{:.4f}")]
+    if n_labels <= ORDINAL_LABELS:
+        checks += [(f"wall seconds <= {ORDINAL_SECONDS:.0f}", row.get("seconds", np.nan),
+                    ORDINAL_SECONDS, False, "{:.1f}"),
+                   ("peak MB <= 1536 (1.5 GB)", row.get("peak MB", np.nan), MAX_MB_CLI, False,
+                    "{:.0f}")]
+    rows = [{"criterion": "convergence report passed", "value": row["converged"],
+             "bound": True, "pass": bool(row["converged"])}]
+    for name, value, bound, above, fmt in checks:
+        rows.append({"criterion": name, "value": value if pd.isna(value) else fmt.format(value),
+                     "bound": fmt.format(bound),
+                     "pass": bool(pd.notna(value) and (value >= bound if above else
+                                                       value <= bound))})
+    return pd.DataFrame(rows)
+
+
 def cell(value, fmt: str) -> str:
     """A table cell: booleans as yes/no, missing values blank, floats by ``fmt``."""
     if isinstance(value, (bool, np.bool_)):
@@ -407,13 +452,18 @@ def markdown(frame: pd.DataFrame, formats: dict) -> str:
     return "\n".join(lines)
 
 
-def report(data: Crowd, table: pd.DataFrame, notes: list, checks: pd.DataFrame) -> str:
-    """The markdown section of one set: sizes, scores table, notes and criteria."""
+def report(data: Crowd, table: pd.DataFrame, notes: list, checks: pd.DataFrame,
+           ordinal: pd.DataFrame | None = None) -> str:
+    """The markdown section of one set: sizes, scores table, notes and criteria (and, for a
+    graded set, the ``--ordinal`` row's)."""
     labels = data.labels
     sizes = (f"{len(labels)} labels, {labels['task'].nunique()} items, "
              f"{labels['worker'].nunique()} workers, {labels['label'].nunique()} classes, "
              f"{len(data.gold)} gold items scored")
     columns = ["accuracy", "brier", "ece", "converged", "seconds", "peak MB", "note"]
+    if data.name in GRADED:
+        columns.insert(1, "grade error")
+        sizes += f"; {GRADED[data.name]}"
     shown = table.reindex(columns=columns).rename(columns={"brier": "Brier", "ece": "ECE"})
     parts = [f"## {data.name}", sizes,
              markdown(shown, {"seconds": "{:.2f}", "peak MB": "{:.0f}"})]
@@ -421,6 +471,9 @@ def report(data: Crowd, table: pd.DataFrame, notes: list, checks: pd.DataFrame) 
         parts.append("\n".join(f"- {note}" for note in notes))
     parts += [f"Criteria, {CLI_ROW}: {int(checks['pass'].sum())} of {len(checks)} pass",
               markdown(checks, {})]
+    if ordinal is not None:
+        passing = f"{int(ordinal['pass'].sum())} of {len(ordinal)} pass"
+        parts += [f"Criteria, {ORDINAL_ROW}: {passing}", markdown(ordinal, {})]
     return "\n\n".join(parts) + "\n"
 
 
@@ -450,17 +503,24 @@ def main():
     names = args.sets or list(loaders)
     if set(names) - set(loaders):
         parser.error(f"unknown set(s) {sorted(set(names) - set(loaders))}; one of {list(loaders)}")
-    sections, passed, total = [], 0, 0
+    sections, passed, total, ordinal_passed, ordinal_total = [], 0, 0, 0, 0
     for name in names:
         data = loaders[name]()
         table, notes = run_set(data, args)
         checks = criteria(table, len(data.gold))
         passed, total = passed + int(checks["pass"].sum()), total + len(checks)
-        sections.append(report(data, table, notes, checks))
+        ordinal = (ordinal_criteria(table, len(data.labels)) if name in GRADED
+                   and ORDINAL_ROW in table.index else None)
+        if ordinal is not None:
+            ordinal_passed += int(ordinal["pass"].sum())
+            ordinal_total += len(ordinal)
+        sections.append(report(data, table, notes, checks, ordinal))
         print(sections[-1], flush=True)
         if args.out:
             Path(args.out).write_text("\n".join(sections))
-    sections.append(f"**{CLI_ROW}: {passed} of {total} criteria pass over {len(names)} set(s).**\n")
+    sections.append(f"**{CLI_ROW}: {passed} of {total} criteria pass over {len(names)} set(s)."
+                    + (f" {ORDINAL_ROW}: {ordinal_passed} of {ordinal_total} on the graded "
+                       "sets." if ordinal_total else "") + "**\n")
     print(sections[-1])
     if args.out:
         Path(args.out).write_text("\n".join(sections))
