@@ -20,7 +20,8 @@ sufficient statistics current: ``counts[r, c]`` (labels of code ``r`` on items o
 sweep few do, so the counts cost almost nothing. :func:`count_labels` builds them from
 scratch. :func:`plausibility_kernel` evaluates ``p_i`` for many stored draws at once (the
 lazily computed plausibilities of :mod:`plausible.inference.dawid_skene_sampler`),
-:func:`class_log_likelihood_kernel` ``L`` itself and :func:`marginal_log_likelihood_kernel`
+:func:`class_log_likelihood_kernel` ``L`` itself, :func:`marginal_log_likelihood` its sum over
+items with the classes summed out at one table, and :func:`marginal_log_likelihood_kernel`
 the per-item log-likelihood ``logsumexp_c(log pi_c + gamma L[i, c])`` (``az.loo``; every
 member of the family, through its confusion matrices).
 

@@ -163,8 +163,9 @@ def test_the_joint_noise_and_random_answer_move_draws_its_conditional_by_quadrat
 
 def test_the_compiled_label_probabilities_hold_far_into_the_tails():
     """The compiled ``log P(x | c, b, s, e)`` (per label, as the annotator moves read it, and
-    from the shared interval ends, as the tables are built) against scipy's ``log_ndtr``, exact in both tails: labels up
-    to 200 standard deviations from the perception, relative error below 1e-9."""
+    from the shared interval ends, as the tables are built) against scipy's ``log_ndtr``,
+    exact in both tails: labels up to 200 standard deviations from the perception, relative
+    error below 1e-9."""
     from scipy.special import log_ndtr
 
     from plausible.inference import ordered_probit_kernel as compiled
