@@ -186,7 +186,6 @@ def compiled_against_floor(labels, sweeps):
                                                   minlength=labels.n_annotators))]
     item, label = labels.item[order], labels.label[order].astype(np.int64)
     design = kernel.design
-    annotator, label_by_item = design.code // labels.n_classes, design.code % labels.n_classes
     log_pi = np.log(np.full(labels.n_classes, 1.0 / labels.n_classes))
     noise, spam = np.exp(log_noise), 1.0 / (1.0 + np.exp(-logit))
     out = np.empty((labels.n_items, labels.n_classes))
@@ -206,8 +205,8 @@ def compiled_against_floor(labels, sweeps):
                                 out, 0, design.n_items)
 
     def floor_grades():
-        plain_grades(rng, design.offsets, annotator, label_by_item, bias, noise, spam, log_pi,
-                     z.copy(), out)
+        plain_grades(rng, design.offsets, design.annotator, design.label, bias, noise, spam,
+                     log_pi, z.copy(), out)
 
     rows = []
     for part, ours, floor in (("annotator moves", ours_moves, floor_moves),

@@ -128,10 +128,11 @@ def fill_table(bias, noise, logit_spam, n_grades, table):  # pragma: no cover - 
 
 
 @numba.njit(cache=True, inline="always")
-def annotator_log_likelihood(j, bias, noise, logit_spam, counts, gamma
+def annotator_log_likelihood(j, bias, noise, logit_spam, counts, gamma, earnest=None
                              ):  # pragma: no cover - compiled
     """``gamma sum_{x, c} counts[j K + x, c] log P(x | c, bias, noise, e)``, ``e`` the
-    sigmoid of ``logit_spam``."""
+    sigmoid of ``logit_spam``; the earnest log probabilities from ``earnest (label, grade)``
+    when given (they do not depend on ``e``), else each one taken where it is counted."""
     n_grades = counts.shape[1]
     log_random = log_sigmoid(logit_spam) - math.log(n_grades)
     log_not_random = log_sigmoid(-logit_spam)
@@ -140,24 +141,9 @@ def annotator_log_likelihood(j, bias, noise, logit_spam, counts, gamma
         row = counts[j * n_grades + x]
         for c in range(n_grades):
             if row[c] > 0:
-                total += row[c] * log_mixed(log_random, log_not_random,
-                                            log_earnest(x, c + bias, noise, n_grades))
-    return gamma * total
-
-
-@numba.njit(cache=True, inline="always")
-def spam_log_likelihood(j, logit_spam, earnest, counts, gamma):  # pragma: no cover - compiled
-    """:func:`annotator_log_likelihood` with the earnest log probabilities given, ``earnest
-    (label, grade)`` (they do not depend on ``e``)."""
-    n_grades = counts.shape[1]
-    log_random = log_sigmoid(logit_spam) - math.log(n_grades)
-    log_not_random = log_sigmoid(-logit_spam)
-    total = 0.0
-    for x in range(n_grades):
-        row = counts[j * n_grades + x]
-        for c in range(n_grades):
-            if row[c] > 0:
-                total += row[c] * log_mixed(log_random, log_not_random, earnest[x, c])
+                term = (log_earnest(x, c + bias, noise, n_grades) if earnest is None
+                        else earnest[x, c])
+                total += row[c] * log_mixed(log_random, log_not_random, term)
     return gamma * total
 
 
@@ -181,7 +167,8 @@ def coordinate_log_density(value, kind, j, bias, log_noise, logit_spam, counts, 
     current values, up to a constant; for :data:`LOGIT_SPAM`, ``earnest (label, grade)``
     holds the earnest log probabilities at the current bias and noise."""
     if kind == LOGIT_SPAM:
-        return (spam_log_likelihood(j, value, earnest, counts, gamma)
+        return (annotator_log_likelihood(j, bias[j], math.exp(log_noise[j]), value, counts,
+                                         gamma, earnest)
                 + logit_spam_prior(value, prior))
     if kind == BIAS:
         return (annotator_log_likelihood(j, value, math.exp(log_noise[j]), logit_spam[j],

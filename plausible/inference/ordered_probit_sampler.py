@@ -222,8 +222,7 @@ class OrderedProbitKernel:
             bias = bias + compiled.shift_move(rng, bias, noise, logit, log_pi, design.offsets,
                                               design.code, design.fixed, self.gamma,
                                               self.prior, self.shift_width)
-        table = np.empty((J * K, K))
-        compiled.fill_table(bias, noise, logit, K, table)
+        table = self.table(bias, log_noise, logit)
         stored = (out["plausibility"] if out is not None and "plausibility" in out
                   else np.empty((0, K), dtype=np.float32))
         z = z.copy()
