@@ -161,6 +161,12 @@ def test_run_until_keeps_at_most_max_stored_draws_evenly_spread_over_the_run():
                                          max_draws=2000, until=lambda v: False)
     assert stopped == "max_draws" and spacing["thin"] == 4 * Counter.default_thin
     np.testing.assert_array_equal(values["sweeps"], whole["sweeps"][:, 3::4])
+    # a budget that needs every third draw: thinned by three once, not by two twice (which
+    # would keep a third fewer)
+    values, stopped, spacing = run_until(Counter(), chains=2, seed=3, max_stored=600,
+                                         max_draws=1500, until=lambda v: False)
+    assert stopped == "max_draws" and spacing["thin"] == 3 * Counter.default_thin
+    np.testing.assert_array_equal(values["sweeps"], whole["sweeps"][:, 1:1500:3])
 
 
 def test_run_until_extends_the_chains_until_told_and_keeps_their_draws():
