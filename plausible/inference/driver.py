@@ -243,18 +243,19 @@ def run_until(kernel: Kernel, *, chains: int, until, seed=None, tune: int | None
     are run (the last block then has no check: the caller reads the run's report).
 
     ``max_stored``: the most draws per chain kept. Before a block that would pass it, the
-    draws kept so far are thinned by the smallest whole factor ``m >= 2`` that fits the
-    rest of the run (to the end of ``max_draws``' sweeps when given, else to the end of the
-    block): every ``m``-th is kept, counted back from the last, so that those left are
-    evenly spaced, and the chains keep every ``m``-th sweep they kept before (``thin``
-    times ``m``) for the rest of the run. The draws stay evenly spread over the whole run,
-    the memory they take stays bounded, and the sweeps between them cost less (none is
-    recorded or summarised). A run is thinned only once it needs to be, so one that
+    draws kept so far are thinned by the smallest whole factor ``m >= 2`` that fits them to
+    the end of the block, or to the end of ``max_draws``' sweeps when the block after it
+    would reach that (blocks double): every ``m``-th is kept, counted back from the last, so
+    that those left are evenly spaced, and the chains keep every ``m``-th sweep they kept
+    before (``thin`` times ``m``) for the rest of the run. The draws stay evenly spread over
+    the whole run, the memory they take stays bounded, and the sweeps between them cost less
+    (none is recorded or summarised). A run is thinned only once it needs to be, so one that
     converges early is checked, and stops, after as few sweeps as it needs; one that spends
-    its budget keeps about ``max_stored`` draws, as if thinned from the start. Returns the draws (with the per-chain statistics, as
-    :func:`run_kernel`), what stopped the run (``"converged"``, ``"max_seconds"`` or
-    ``"max_draws"``) and ``{"thin": the sweeps between kept draws, "sweeps_run": the sweeps
-    per chain after warm-up}``. ``accumulate``, ``resume``: as :class:`Chains`."""
+    its budget keeps about ``max_stored`` draws, as if thinned from the start. Returns the
+    draws (with the per-chain statistics, as :func:`run_kernel`), what stopped the run
+    (``"converged"``, ``"max_seconds"`` or ``"max_draws"``) and ``{"thin": the sweeps
+    between kept draws, "sweeps_run": the sweeps per chain after warm-up}``.
+    ``accumulate``, ``resume``: as :class:`Chains`."""
     if max_draws is not None:
         max_draws = _positive("max_draws", max_draws)
     if max_stored is not None:
@@ -270,8 +271,10 @@ def run_until(kernel: Kernel, *, chains: int, until, seed=None, tune: int | None
             if budget is not None:
                 n = min(n, (budget - swept) // run.thin)
             if max_stored is not None and kept + n > max_stored and kept >= 2:
-                end = budget if budget is not None else swept + n * run.thin
-                m = max(2, -(-end // (max_stored * run.thin)))  # fits all to come at once
+                end = swept + n * run.thin
+                if budget is not None and 2 * end >= budget:  # the next block ends the run
+                    end = budget
+                m = max(2, -(-end // (max_stored * run.thin)))
                 values = {name: v[:, (kept - 1) % m::m] for name, v in values.items()}
                 kept, n, run.thin = values[next(iter(values))].shape[1], n // m, run.thin * m
             block = run.draw(max(n, 1))

@@ -148,14 +148,18 @@ def test_variable_dims_and_shape_agree():
 def test_run_until_keeps_at_most_max_stored_draws_evenly_spread_over_the_run():
     """Past ``max_stored`` every other kept draw is dropped and the thin doubles: the draws
     kept are the whole run's, thinned evenly, and every sweep of the budget ran."""
-    values, stopped, spacing = run_until(Counter(), chains=2, seed=3, max_stored=600,
-                                         max_seconds=60, until=lambda v: v["sweeps"].shape[1]
-                                         >= 500 and v["sweeps"][0, 1] - v["sweeps"][0, 0] >= 8)
+    def until(v):
+        return v["sweeps"].shape[1] >= 500 and v["sweeps"][0, 1] - v["sweeps"][0, 0] >= 8
+
     whole = run_kernel(Counter(), draws=2000, chains=2, seed=3)
-    assert stopped == "converged"
-    assert spacing == {"thin": 4 * Counter.default_thin, "sweeps_run": 2000 * Counter.default_thin}
-    np.testing.assert_array_equal(values["sweeps"], whole["sweeps"][:, 3::4])
-    assert values["total"].tolist() == whole["total"].tolist()  # every sweep ran
+    for budget in ({}, {"max_draws": 20_000}):  # a far budget thins no sooner
+        values, stopped, spacing = run_until(Counter(), chains=2, seed=3, max_stored=600,
+                                             max_seconds=60, until=until, **budget)
+        assert stopped == "converged"
+        assert spacing == {"thin": 4 * Counter.default_thin,
+                           "sweeps_run": 2000 * Counter.default_thin}
+        np.testing.assert_array_equal(values["sweeps"], whole["sweeps"][:, 3::4])
+        assert values["total"].tolist() == whole["total"].tolist()  # every sweep ran
     # a run that spends its budget of sweeps keeps the same draws, thinned as it went
     values, stopped, spacing = run_until(Counter(), chains=2, seed=3, max_stored=600,
                                          max_draws=2000, until=lambda v: False)
