@@ -113,9 +113,12 @@ def _kind(data) -> str:
     return "labels (binary)" if kind == "labels" and data.n_classes == 2 else kind
 
 
-def default_model(data) -> str:
+def default_model(data, ordinal: bool = False) -> str:
     """The registry name of the default model for a container (:data:`DEFAULT_MODELS`), or
-    ``"auto"``."""
+    with ``ordinal`` (its classes are ordered grades) the model that declares it reads them so
+    (:func:`plausible.models.registry.ordinal_model`)."""
+    if ordinal:
+        return models.ordinal_model(format_of(data))
     return DEFAULT_MODELS[_kind(data)]
 
 
@@ -154,7 +157,7 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
               max_seconds: float | None = None, format: str | None = None, item: str | None = None, annotator: str | None = None,
               label: str | None = None, score: str | None = None, rank: str | None = None,
               keep: str = "auto", init=None, client=None, store=None, known=None,
-              progressbar: bool = False, **options) -> Aggregation:
+              ordinal: bool = False, progressbar: bool = False, **options) -> Aggregation:
     """Fit an aggregation model to annotations and return its posterior as an
     :class:`Aggregation`.
 
@@ -171,8 +174,8 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         ``selection`` says why; ``max_seconds`` then bounds all the fits together, and no
         model options are taken), stacked with the converged candidates of the same meaning
         of the plausibility (the mixture of their draws, :attr:`Aggregation.members`).
-        Default by format (:data:`DEFAULT_MODELS`: ``"auto"`` for labels). Labels given to a
-        votes model are counted per item.
+        Default by format (:data:`DEFAULT_MODELS`), or with ``ordinal`` the model for ordered
+        grades. Labels given to a votes model are counted per item.
     reliability : float, optional
         The model's reliability ``gamma`` (its own default when None).
     draws, chains, seed, max_seconds
@@ -216,12 +219,16 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         learn from the annotators' record on them. Their rows of :meth:`Aggregation.to_frame`
         carry ``known_class``; the report sets each annotator's share right on them beside
         the model's estimate; a run on a cluster (``client=``) clamps them in its shards.
+    ordinal : bool
+        The labels' classes are ordered grades, lowest first (name their order with
+        ``Labels.from_frame(..., classes=[...])``): with no ``model``, fit the model that reads
+        them so (:func:`plausible.models.ordinal_model`, ordered probit), as ``--ordinal``.
     **options
         Passed to the model's builder (e.g. ``threshold=`` for ratings, ``alpha=``).
     """
     annotations = as_annotations(data, format=format, item=item, annotator=annotator,
                                  label=label, score=score, rank=rank)
-    name = model if model is not None else default_model(annotations)
+    name = model if model is not None else default_model(annotations, ordinal=ordinal)
     if name == AUTO:
         if init is not None or client is not None or store is not None:
             raise ValueError("model='auto' fits every candidate in this process: name the model "
@@ -656,7 +663,7 @@ class Aggregation:
                 scale = self.options.get("scale", self.data.scale)
                 return Check(report, rating_predictive_check(self.data, replicated, scale=scale))
             return Check(report, annotation_predictive_check(
-                self.data, replicated, ordinal=self.model == "ordered-probit"))
+                self.data, replicated, ordinal=entry.ordinal))
         return Check(report, None, f"the {self.model} model has none yet")
 
     def _replicate_stack(self, draws: int, seed: int | None) -> np.ndarray:

@@ -292,8 +292,8 @@ def aggregate(args) -> int:
     annotations, description = load_annotations(args)
     annotations = declared_classes(args, annotations)
     init = load_init(args)
-    name = args.model or (init.model if init is not None else "ordered-probit" if args.ordinal
-                          else aggregation.default_model(annotations))
+    name = args.model or (init.model if init is not None
+                          else aggregation.default_model(annotations, ordinal=args.ordinal))
     entry = None if name == aggregation.AUTO else models.entry(name)
     options = model_options(args, name, entry)
     sharded = args.store or args.scheduler or args.workers
@@ -524,8 +524,8 @@ def next_annotations(args) -> int:
             **{role: getattr(args, role) for role in ("item", "annotator", "label", "score",
                                                       "rank")}))
         init = load_init(args)
-        name = args.model or (init.model if init is not None else "ordered-probit"
-                              if args.ordinal else aggregation.default_model(annotations))
+        name = args.model or (init.model if init is not None else aggregation.default_model(
+            annotations, ordinal=args.ordinal))
         options = model_options(args, name, None if name == aggregation.AUTO
                                 else models.entry(name))
         result = aggregation.aggregate(annotations, name, draws=args.draws, chains=args.chains,

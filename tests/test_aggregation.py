@@ -77,6 +77,20 @@ def test_string_ids_survive_and_the_default_model_is_said():
         "plausibility_ant", "plausibility_bee", "plausibility_cat"]
 
 
+def test_ordinal_labels_get_the_model_that_declares_it_reads_grades():
+    """``ordinal=True`` fits the registry's model for ordered grades (no name written in the
+    front door); a format that has none is refused by name."""
+    grades = pd.DataFrame({"task": np.repeat(np.arange(12), 3),
+                           "worker": np.tile(np.arange(3), 12),
+                           "label": np.tile([0, 1, 1, 2, 2, 2, 1, 0, 0], 4)})
+    result = pl.aggregate(grades, ordinal=True, draws=20, chains=1, seed=0)
+    assert pl.models.entry(result.model).ordinal
+    assert result.model == pl.models.ordinal_model("labels")
+    with pytest.raises(ValueError, match="no model reads votes as ordered grades"):
+        pl.aggregation.default_model(pl.data.Votes.from_labels(tables.from_frame(grades)),
+                                     ordinal=True)
+
+
 def test_the_default_for_labels_is_dawid_skene_with_a_learned_prior_and_says_why():
     table = crowd(n_items=80)
     result = pl.aggregate(table, seed=1)

@@ -290,6 +290,20 @@ def test_without_a_model_labels_get_the_default_and_auto_fits_every_candidate(tm
         assert code == 2 and says in err
 
 
+def test_ordinal_grades_get_the_ordinal_model_and_text_grades_need_their_order(tmp_path,
+                                                                              capsys):
+    table = crowd_table(n_classes=3)
+    grades = table.assign(label=table["label"].map({"no": 0, "maybe": 1, "yes": 2}))
+    grades.to_csv(tmp_path / "grades.csv", index=False)
+    code, out, _ = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "grades.csv", "--ordinal",
+                                              "-o", tmp_path / "out.csv", *FAST])
+    assert code == 0 and f"{pl.models.ordinal_model('labels')} model (--ordinal)" in out
+    table.to_csv(tmp_path / "text.csv", index=False)
+    code, _, err = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "text.csv", "--ordinal",
+                                              "-o", tmp_path / "text-out.csv", *FAST])
+    assert code == 2 and "--classes" in err and len(err.strip().splitlines()) == 1
+
+
 def test_draws_auto_is_the_default_and_refused_for_shards(tmp_path, capsys):
     crowd_table().to_csv(tmp_path / "labels.csv", index=False)
     code, out, _ = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "labels.csv", "--model",

@@ -27,7 +27,7 @@ from plausible.models import (
 )
 from plausible.models.registry import (FORMATS, ITEM_DISTRIBUTION, LABEL_MARGINALS, MEANINGS,
                                        RANK_DISTRIBUTION, TRUE_CLASS_POSTERIOR, ModelEntry,
-                                       available, entry, get)
+                                       available, entry, get, ordinal_model)
 
 __all__ = [
     "FORMATS",
@@ -48,6 +48,7 @@ __all__ = [
     "irn",
     "latent_class",
     "ordered_probit",
+    "ordinal_model",
     "multi_label",
     "plackett_luce",
     "plackett_luce_mle",

@@ -63,8 +63,11 @@ class ModelEntry:
     for the posterior predictive checks of label and ratings models),
     ``label_probabilities(trace, chain, draw, item, annotator)`` (``P(x = y | z = c)`` of a
     new label by each (item, annotator) pair at the given draws, ``(sample, pair, class,
-    label_class)``: what :mod:`plausible.active` needs to say who should annotate) and
-    ``plausibility``, what its plausibility means (a key of :data:`MEANINGS`; by default an
+    label_class)``: what :mod:`plausible.active` needs to say who should annotate),
+    ``ordinal`` (the model reads the classes as ordered grades: the one fitted for labels
+    declared ordinal, ``aggregate(..., ordinal=True)`` and ``--ordinal``, and whose predictive
+    check counts how many grades an item's labels span) and ``plausibility``, what its
+    plausibility means (a key of :data:`MEANINGS`; by default an
     item's distribution over classes for votes, rankings and ratings, the posterior of one
     true class for the latent-class label models).
     """
@@ -81,6 +84,7 @@ class ModelEntry:
     shard_options: Callable | None = None
     replicate: Callable | None = None
     label_probabilities: Callable | None = None
+    ordinal: bool = False
     plausibility: str = ""
 
     def __post_init__(self):
@@ -154,7 +158,7 @@ ENTRIES = (
                "ordinal grades: each annotator's bias and noise around the item's true grade "
                "(ordered probit) and rate of random answers, compiled slice-within-Gibbs with "
                "the perceptions integrated out", replicate=ordered_probit.replicate_labels,
-               label_probabilities=ordered_probit.label_probabilities),
+               label_probabilities=ordered_probit.label_probabilities, ordinal=True),
     ModelEntry("glad", glad.build, "labels", "tempering", False,
                "GLAD: annotator ability x item difficulty, Gibbs classes + slice parameters",
                replicate=glad.replicate_labels,
@@ -194,6 +198,15 @@ def entry(name: str) -> ModelEntry:
         return _BY_NAME[name]
     except (KeyError, TypeError):
         raise ValueError(f"unknown model {name!r}; available: {', '.join(_BY_NAME)}") from None
+
+
+def ordinal_model(data: str) -> str:
+    """The name of the model for ordered grades in the format ``data`` (the entry that
+    declares ``ordinal``); ``ValueError`` when the format has none."""
+    names = [e.name for e in ENTRIES if e.ordinal and e.data == data]
+    if not names:
+        raise ValueError(f"no model reads {data} as ordered grades; ordered grades are labels")
+    return names[0]
 
 
 def get(name: str) -> Callable[..., pm.Model]:
