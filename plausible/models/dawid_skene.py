@@ -347,6 +347,12 @@ def build_mace(labels: Labels, *, reliability: float = 1, gibbs: bool = True,
     return model
 
 
+def mace_spammer(parameters: dict) -> np.ndarray:
+    """MACE: whether each annotator spams more often than it answers truthfully, competence
+    ``c_j < 1/2``, per draw ``(sample, annotator)`` from ``parameters["competence"]``."""
+    return parameters["competence"] < 0.5
+
+
 def confusion_draws(posterior, chain, draw) -> np.ndarray:
     """Confusion matrices ``theta (..., annotator, class, label_class)`` float64 at ``[chain,
     draw]``: the full model's ``confusion``; one-coin's ``accuracy`` spread as ``acc`` on the
@@ -547,4 +553,4 @@ def label_switching_check(trace) -> xr.DataArray:
 __all__ = ["build", "build_hierarchical", "build_learned_prior", "build_mace", "build_one_coin",
            "class_log_likelihood", "label_probabilities",
            "confusion_concentration", "confusion_draws", "label_switching_check",
-           "log_likelihood", "mean_confusion", "replicate_labels"]
+           "log_likelihood", "mace_spammer", "mean_confusion", "replicate_labels"]

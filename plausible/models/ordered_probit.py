@@ -191,6 +191,12 @@ def label_probabilities(trace, chain, draw, item, annotator) -> np.ndarray:
     return np.exp(tables.transpose(0, 1, 3, 2))
 
 
+def spammer(parameters: dict) -> np.ndarray:
+    """Whether each annotator answers at random more often than not, ``e_j > 1/2``, per draw
+    ``(sample, annotator)`` from ``parameters["spam"]``."""
+    return parameters["spam"] > 0.5
+
+
 def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | None = None
                      ) -> np.ndarray:
     """Replicated labels in the observed design, int ``(sample, annotation)``: for each of
@@ -216,4 +222,4 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
     return out
 
 
-__all__ = ["build", "label_probabilities", "log_likelihood", "replicate_labels"]
+__all__ = ["build", "label_probabilities", "log_likelihood", "replicate_labels", "spammer"]

@@ -64,7 +64,10 @@ class ModelEntry:
     ``label_probabilities(trace, chain, draw, item, annotator)`` (``P(x = y | z = c)`` of a
     new label by each (item, annotator) pair at the given draws, ``(sample, pair, class,
     label_class)``: what :mod:`plausible.active` needs to say who should annotate),
-    ``ordinal`` (the model reads the classes as ordered grades: the one fitted for labels
+    ``spammer(parameters)`` (from the draws of the model's per-annotator parameters, ``{name:
+    (sample, annotator)}``, whether each annotator answers at random more often than not in
+    each draw, bool ``(sample, annotator)``: what the report's spammer flags read; None for a
+    model without random answers), ``ordinal`` (the model reads the classes as ordered grades: the one fitted for labels
     declared ordinal, ``aggregate(..., ordinal=True)`` and ``--ordinal``, and whose predictive
     check counts how many grades an item's labels span) and ``plausibility``, what its
     plausibility means (a key of :data:`MEANINGS`; by default an
@@ -84,6 +87,7 @@ class ModelEntry:
     shard_options: Callable | None = None
     replicate: Callable | None = None
     label_probabilities: Callable | None = None
+    spammer: Callable | None = None
     ordinal: bool = False
     plausibility: str = ""
 
@@ -139,7 +143,8 @@ ENTRIES = (
     ModelEntry("mace", dawid_skene.build_mace, "labels", "repetitions", False,
                "MACE: each annotator truthful or spamming from its own strategy, exact Gibbs "
                "(compiled; real reliability: gibbs=False)", replicate=dawid_skene.replicate_labels,
-               label_probabilities=dawid_skene.label_probabilities),
+               label_probabilities=dawid_skene.label_probabilities,
+               spammer=dawid_skene.mace_spammer),
     ModelEntry("ambiguity-dawid-skene", ambiguity.build, "labels", "repetitions", False,
                "each item's own distribution over the classes (its ambiguity) read through "
                "each annotator's Dawid-Skene confusion matrix, exact Gibbs (compiled; real "
@@ -158,7 +163,8 @@ ENTRIES = (
                "ordinal grades: each annotator's bias and noise around the item's true grade "
                "(ordered probit) and rate of random answers, compiled slice-within-Gibbs with "
                "the perceptions integrated out", replicate=ordered_probit.replicate_labels,
-               label_probabilities=ordered_probit.label_probabilities, ordinal=True),
+               label_probabilities=ordered_probit.label_probabilities,
+               spammer=ordered_probit.spammer, ordinal=True),
     ModelEntry("glad", glad.build, "labels", "tempering", False,
                "GLAD: annotator ability x item difficulty, Gibbs classes + slice parameters",
                replicate=glad.replicate_labels,

@@ -4,7 +4,8 @@
 * :func:`certainty`: how certain the items' top class is;
 * :func:`annotators`: each annotator's quality with intervals (label models), and the
   model's own annotator parameters: confusion matrices as heatmaps (Dawid–Skene family),
-  sensitivity and specificity (binary models), spammer flags (MACE, ordered probit);
+  sensitivity and specificity (binary models), spammer flags (where the registry entry
+  declares how to read them);
 * :func:`next_labels`: the items that need another label (:mod:`plausible.active`);
 * :func:`predictive`: the posterior predictive checks as figures, with what they miss;
 * :func:`item_table`: one row per item, sortable and searchable.
@@ -258,10 +259,9 @@ def annotators(result) -> Section:
             columns.update(_interval_columns(flat[:, :, 1, 1], "sensitivity"))
             columns.update(_interval_columns(flat[:, :, 0, 0], "specificity"))
     extra = pd.DataFrame(columns, index=quality.index)
-    if "competence" in parameters:  # MACE: the probability of answering truthfully
-        extra["likely_spammer"] = (parameters["competence"] < 0.5).mean(axis=0) >= SPAM_SHARE
-    elif "spam" in parameters:  # ordered probit: the rate of random answers
-        extra["likely_spammer"] = (parameters["spam"] > 0.5).mean(axis=0) >= SPAM_SHARE
+    spammer = models.entry(result.model).spammer
+    if spammer is not None:
+        extra["likely_spammer"] = spammer(parameters).mean(axis=0) >= SPAM_SHARE
     frame = quality.join(extra).sort_values("share_correct")
     section.add(paragraph(
         "share_correct: the posterior mean share of the annotator's labels that are the "
