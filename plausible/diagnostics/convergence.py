@@ -41,6 +41,11 @@ from plausible.diagnostics.estimators import convergence_diagnostics
 from plausible.metrics.accumulated import accumulated, split_rhat
 from plausible.metrics.storage import NAME
 
+RHAT_MAX = 1.01
+"""A variable converges when its worst element's rank-normalised split R-hat is at most this
+(Vehtari et al. 2021); every check that chains have converged reads it."""
+ESS_PER_CHAIN = 100.0
+"""... and its bulk and tail ESS are at least this many per chain."""
 MIN_CHAINS = 2
 """R-hat compares chains: fewer and it is not assessed."""
 MIN_DRAWS = 4
@@ -325,7 +330,7 @@ def _computed(da) -> tuple:
 
 
 def convergence_report(
-    trace, var_names=None, *, rhat_max: float = 1.01, ess_per_chain: float = 100.0
+    trace, var_names=None, *, rhat_max: float = RHAT_MAX, ess_per_chain: float = ESS_PER_CHAIN
 ) -> ConvergenceReport:
     """R-hat and ESS of every posterior variable of ``trace`` (an ``xarray.DataTree``), each
     variable converged, not converged or not assessed (see the module docstring).

@@ -24,6 +24,7 @@ import math
 import numba
 import numpy as np
 
+from plausible.diagnostics.convergence import RHAT_MAX
 from plausible.diagnostics.estimators import ess_bulk, rhat
 from plausible.inference.driver import run_kernel
 from plausible.inference.kernel import Variable
@@ -64,8 +65,9 @@ class ConfusionGibbsResult:
 
     @property
     def converged(self) -> bool:
-        """Every non-constant cell has R-hat <= 1.01 (Vehtari et al. 2021)."""
-        return bool(np.all(self.rhat[np.isfinite(self.rhat)] <= 1.01))
+        """Every non-constant cell has R-hat at most :data:`~plausible.diagnostics.
+        convergence.RHAT_MAX` (Vehtari et al. 2021)."""
+        return bool(np.all(self.rhat[np.isfinite(self.rhat)] <= RHAT_MAX))
 
 
 @numba.njit(nogil=True, cache=True)

@@ -54,7 +54,7 @@ import pandas as pd
 import pymc as pm
 import xarray as xr
 
-from plausible.diagnostics.convergence import (NOT_CONVERGED, REPORT_ATTR, SETTLED,
+from plausible.diagnostics.convergence import (NOT_CONVERGED, REPORT_ATTR, RHAT_MAX, SETTLED,
                                                convergence_report, labelling_row)
 from plausible.inference.declarations import declared_gibbs, declared_log_likelihood, declared_sampler
 from plausible.inference.exact import CANDIDATE_DTYPE, candidate_form, covers_exactly, sample_exact
@@ -88,7 +88,7 @@ class AutoDrawsUnavailable(ValueError):
     """``draws="auto"`` asked of a model that ``pm.sample`` samples (raised before sampling)."""
 
 
-def no_variable_fails(values, rhat_max: float = 1.01, keep: dict | None = None) -> bool:
+def no_variable_fails(values, rhat_max: float = RHAT_MAX, keep: dict | None = None) -> bool:
     """Whether :func:`plausible.diagnostics.convergence_report` finds no variable of
     ``values`` failing: name -> ``(chain, draw, ...)`` draws (a DataArray, or an array whose
     element dims get generic names; a dask array is computed when read, which the report

@@ -54,6 +54,7 @@ from plausible.inference.chain_checkpoints import (
 from plausible.inference.dawid_skene_sampler import Design
 from plausible.inference.driver import AUTO, sample_kernel
 from plausible.inference.kernel import Variable
+from plausible.diagnostics.convergence import RHAT_MAX
 from plausible.inference.sampling import no_variable_fails
 from plausible.metrics.accumulated import (
     GROUP,
@@ -238,10 +239,6 @@ class ShardLost(RuntimeError):
     """A shard's worker was lost during a call: the shards must be rebuilt (``call.rebuild()``)
     and the chains restored."""
 
-
-RHAT_MAX = 1.01
-"""``draws="auto"`` extends the chains until the plausibilities' split R-hat is at most this
-(and the parameters pass the convergence report)."""
 
 MAX_RECOVERIES = 3
 """Rebuilds of the shards one step of a chain may need before the run gives up."""
@@ -472,8 +469,8 @@ def sample_sharded(call: Callable, *, items, annotators, classes, half: GlobalHa
     (:func:`~plausible.inference.driver.sample_kernel`; ``draws="auto"`` with ``until``,
     ``max_seconds``, ``max_draws``; by default ``until`` the parameters pass the convergence
     report and the plausibilities' split R-hat, reduced on each shard, is at most
-    :data:`RHAT_MAX`). Chains run one after another (their shards are busy with
-    one sweep at a time). The trace: posterior, the half's variables;
+    :data:`~plausible.diagnostics.convergence.RHAT_MAX`). Chains run one after another (their
+    shards are busy with one sweep at a time). The trace: posterior, the half's variables;
     ``plausibility_summary``; ``sample_stats`` ``classes_changed``, ``final_class (chain,
     item)``, the half's item means ``(chain, item)`` and ``shard_seconds (chain,)`` (the
     slowest shard's time per sweep, summed: the rest of ``sampling_seconds`` is the driver's
