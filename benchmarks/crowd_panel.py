@@ -87,7 +87,7 @@ CLI_ROW, EM_ROW, MV_ROW = "default (CLI)", "EM Dawid-Skene", "majority vote (vot
 ORDINAL_ROW = "--ordinal (CLI)"
 MAX_SECONDS_CLI, MAX_MB_CLI = 30.0, 1536.0
 GRADED = {"web": "relevance grades 1-5 (Zhou et al. 2012)",
-          "relevance": "TREC relevance grades 0-3"}
+          "relevance": "TREC 2010 relevance grades 0-2, and 3 for a broken link"}
 """The panel's graded sets (their labels are grades in the order of their numbers): each also
 gets the ``--ordinal`` command line row and every row its mean absolute grade error."""
 ORDINAL_SECONDS, ORDINAL_LABELS = 60.0, 20_000
