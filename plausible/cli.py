@@ -57,10 +57,12 @@ annotation tools' exports (--format NAME; --label names the tag or answer field 
   prodigy       a Prodigy db-out JSONL file (choice or classification tasks)
   sagemaker     a SageMaker Ground Truth job's output folder (its worker responses)
 
-models (plausible models lists them): default dirichlet for votes, prirn for rankings,
-annotator-beta for binary labels, glad for other labels, normal-inverse-gamma for ratings
-(needs --threshold; censored-normal-inverse-gamma for a slider's floor and ceiling, with
---scale and --resolution). Reliability: trust in the annotators (higher = more certain).
+models (plausible models lists them): by default dirichlet for votes, prirn for rankings,
+learned-prior-dawid-skene for labels (ordered-probit with --ordinal), normal-inverse-gamma
+for ratings (needs --threshold; censored-normal-inverse-gamma for a slider's floor and
+ceiling, with --scale and --resolution), multi-label for label sets, noisy-bradley-terry for
+comparisons; --model auto fits candidates and keeps PSIS-LOO's choice. Reliability: trust in
+the annotators (higher = more certain).
 
 """
 
@@ -837,9 +839,9 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("annotations", nargs="?", help="annotation file (see input formats)")
     source.add_argument("--dataset", choices=["toy", "cifar10h", "dermatology"],
                         help="a built-in data set instead of a file (toy needs no download)")
-    agg.add_argument("--model", default=None, help="registry name, or auto (default: by format; "
-                     "for labels auto, the candidate models' choice by PSIS-LOO, stacked with "
-                     "those of the same meaning)")
+    agg.add_argument("--model", default=None, help="registry name, or auto: the candidate "
+                     "models' choice by PSIS-LOO, stacked with those of the same meaning "
+                     "(default: by format, as listed below)")
     _add_input_options(agg)
     agg.add_argument("--threshold", type=float, default=None,
                      help="ratings: the score above which an item is positive (required)")

@@ -41,6 +41,10 @@ def run_cli(tmp_path, capsys, args):
 def test_help_and_version(capsys):
     assert main(["aggregate", "--help"]) == 0
     text = capsys.readouterr().out
+    said = " ".join(text.split())
+    for kind, name in pl.aggregation.DEFAULT_MODELS.items():  # the defaults the front door fits
+        assert f"{name} for {kind.split()[0].replace('_', ' ')}" in said, (kind, name)
+    assert f"{pl.models.ordinal_model('labels')} with --ordinal" in said
     assert "task, worker, label" in text and "certainty_top1" in text and "selectors" in text
     assert main(["--version"]) == 0 and pl.__version__ in capsys.readouterr().out
 
