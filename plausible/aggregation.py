@@ -62,20 +62,10 @@ from plausible.metrics.predictions import class_positions
 from plausible.metrics.multi_label import label_certainty
 from plausible.metrics.worth_ranks import rank_summary
 from plausible.models import bradley_terry, multi_label, ratings_censored
+from plausible.models.registry import AUTO_CANDIDATES, DEFAULT_MODELS
 
 AUTO = "auto"
 """The model name that asks :func:`aggregate` to choose among :data:`AUTO_CANDIDATES`."""
-DEFAULT_MODELS = {"votes": "dirichlet", "rankings": "prirn", "labels": "learned-prior-dawid-skene",
-                  "labels (binary)": "learned-prior-dawid-skene",
-                  "ratings": "normal-inverse-gamma", "label_sets": "multi-label",
-                  "comparisons": "noisy-bradley-terry"}
-"""The model ``aggregate`` fits when none is named, by the data's format. For labels it
-answers "which class is this item": Dawid–Skene with its confusion prior learned from the
-crowd, the label model that came closest to the better of EM Dawid–Skene and majority vote
-on every crowd with gold of ``benchmarks/crowd_panel.py`` while its chains mix (the docs'
-crowd panel page says why it wins). ``"auto"`` (the choice among :data:`AUTO_CANDIDATES` by
-PSIS-LOO) is asked for by name: LOO rewards predicting the labels, which on real crowds is
-not naming the true class."""
 DEFAULT_REASON = ("the default for labels: it names each item's one true class, and on every "
                   "public crowd with gold of the project's panel it came closest to the better "
                   "of EM Dawid-Skene and majority vote while its chains mix")
@@ -86,25 +76,6 @@ AUTO_WORK = 2 * 10**9
 to at most ``AUTO_WORK / (annotations x classes x chains)`` draws each (within the driver's
 limits), so that 100,000 labels of four classes take about 20 s on two cores and the same
 seed gives the same draws on any machine (a time limit would not)."""
-AUTO_CANDIDATES = {
-    "labels": ("glad", "hierarchical-dawid-skene", "ambiguity-dawid-skene"),
-    "labels (binary)": ("annotator-beta", "dawid-skene", "ambiguity-dawid-skene"),
-}
-"""The models ``model="auto"`` fits and chooses among by PSIS-LOO, in order of preference
-(the first is chosen when LOO can rank none), then stacks with the converged candidates of the
-chosen one's meaning. Multi-class labels: GLAD (an ability per annotator, a difficulty per
-item), hierarchical Dawid–Skene (confusion matrices shrunk to a population's) and each item's
-own distribution over the classes read through Dawid–Skene confusion matrices, so the data
-decide whether disagreement is annotator error or item ambiguity. The set is the one with the
-smallest mean and worst gap in Brier score to the best single model, among the sets that hold
-the ambiguity model, in the simulation study ``benchmarks/study_auto_candidates.py``
-(real-crowd structure with and without ambiguous items; its docstring has the numbers); with
-stacking, GLAD and hierarchical Dawid–Skene combine, and over 10 simulated crowds and Snow's
-three tasks the result's mean gaps to the best of the seven single label models are 0.003 in
-accuracy and 0.002 in Brier score (worst 0.01 and 0.02). Binary labels: Carpenter's
-hierarchical sensitivities and specificities, Dawid–Skene and the ambiguity model (not studied
-on binary simulations)."""
-
 _META = ("plausible_model", "plausible_format", "plausible_options", "plausible_selection")
 
 

@@ -67,11 +67,11 @@ class ModelEntry:
     ``spammer(parameters)`` (from the draws of the model's per-annotator parameters, ``{name:
     (sample, annotator)}``, whether each annotator answers at random more often than not in
     each draw, bool ``(sample, annotator)``: what the report's spammer flags read; None for a
-    model without random answers), ``ordinal`` (the model reads the classes as ordered grades: the one fitted for labels
-    declared ordinal, ``aggregate(..., ordinal=True)`` and ``--ordinal``, and whose predictive
-    check counts how many grades an item's labels span) and ``plausibility``, what its
-    plausibility means (a key of :data:`MEANINGS`; by default an
-    item's distribution over classes for votes, rankings and ratings, the posterior of one
+    model without random answers), ``ordinal`` (the model reads the classes as ordered
+    grades: the one fitted for labels declared ordinal, ``aggregate(..., ordinal=True)`` and
+    ``--ordinal``, and whose predictive check counts how many grades an item's labels span)
+    and ``plausibility``, what its plausibility means (a key of :data:`MEANINGS`; by default
+    an item's distribution over classes for votes, rankings and ratings, the posterior of one
     true class for the latent-class label models).
     """
 
@@ -195,6 +195,36 @@ ENTRIES = (
                required=("threshold",), replicate=ratings_censored.replicate_ratings),
 )
 _BY_NAME = {entry.name: entry for entry in ENTRIES}
+
+DEFAULT_MODELS = {"votes": "dirichlet", "rankings": "prirn", "labels": "learned-prior-dawid-skene",
+                  "labels (binary)": "learned-prior-dawid-skene",
+                  "ratings": "normal-inverse-gamma", "label_sets": "multi-label",
+                  "comparisons": "noisy-bradley-terry"}
+"""The model :func:`plausible.aggregate` fits when none is named, by the data's format. For
+labels it answers "which class is this item": Dawid–Skene with its confusion prior learned
+from the crowd, the label model that came closest to the better of EM Dawid–Skene and majority vote
+on every crowd with gold of ``benchmarks/crowd_panel.py`` while its chains mix (the docs'
+crowd panel page says why it wins). ``"auto"`` (the choice among :data:`AUTO_CANDIDATES` by
+PSIS-LOO) is asked for by name: LOO rewards predicting the labels, which on real crowds is
+not naming the true class."""
+AUTO_CANDIDATES = {
+    "labels": ("glad", "hierarchical-dawid-skene", "ambiguity-dawid-skene"),
+    "labels (binary)": ("annotator-beta", "dawid-skene", "ambiguity-dawid-skene"),
+}
+"""The models ``model="auto"`` (:func:`plausible.aggregate`) fits and chooses among by PSIS-LOO, in
+order of preference (the first is chosen when LOO can rank none), then stacks with the converged
+candidates of the chosen one's meaning. Multi-class labels: GLAD (an ability per annotator, a
+difficulty per item), hierarchical Dawid–Skene (confusion matrices shrunk to a population's) and
+each item's own distribution over the classes read through Dawid–Skene confusion matrices, so
+the data decide whether disagreement is annotator error or item ambiguity. The set is the one
+with the smallest mean and worst gap in Brier score to the best single model, among the sets
+that hold the ambiguity model, in the simulation study ``benchmarks/study_auto_candidates.py``
+(real-crowd structure with and without ambiguous items; its docstring has the numbers); with
+stacking, GLAD and hierarchical Dawid–Skene combine, and over 10 simulated crowds and Snow's
+three tasks the result's mean gaps to the best of the seven single label models are 0.003 in
+accuracy and 0.002 in Brier score (worst 0.01 and 0.02). Binary labels: Carpenter's hierarchical
+sensitivities and specificities, Dawid–Skene and the ambiguity model (not studied on binary
+simulations)."""
 
 
 def entry(name: str) -> ModelEntry:
