@@ -1,5 +1,6 @@
-# The README's two commands: `make demo` (main job) and `make test` (test suite).
-# Both create .venv with Python >= 3.12 on first use; the machine's default python3 may be older.
+# The README's commands: `make demo` (main job), `make test` (the quick test suite) and
+# `make test-all` (the rest of it: the slow statistical checks and the notebooks).
+# Each creates .venv with Python >= 3.12 on first use; the machine's default python3 may be older.
 
 VENV := .venv
 PYTHON := $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3 python3.13 \
@@ -9,7 +10,7 @@ PYTHON := $(shell for p in python3.12 $$HOME/.pyenv/versions/3.12*/bin/python3 p
 # Public data sets: PLAUSIBLE_DATA if set, else ../shared/data beside the checkout when present.
 export PLAUSIBLE_DATA ?= $(wildcard $(abspath ../shared/data))
 
-.PHONY: demo test install
+.PHONY: demo test test-all install
 
 install: $(VENV)/.installed
 
@@ -31,7 +32,16 @@ demo: install
 		$(VENV)/bin/plausible aggregate --dataset toy -o results/toy-certainty.csv --force; \
 	fi
 
-# Tests run on every core (pytest-xdist, one test handed out at a time); the notebooks, the
-# longest cases, are scheduled first (tests/conftest.py), so no core is left finishing one alone.
+# Tests run on every core (pytest-xdist, one test handed out at a time). The two targets split
+# the suite by marker (pyproject.toml), so together they run every test once:
+# `make test` leaves out the tests marked slow (heavier statistical checks) and the notebooks,
+# and still fits every registered model (tests/models/test_registry.py);
+# `make test-all` runs exactly those, the notebooks first (tests/conftest.py): they are the
+# longest cases, and starting them early leaves no core finishing one alone.
+TEST := $(VENV)/bin/python -m pytest -n auto --dist load --maxschedchunk 1
+
 test: install
-	$(VENV)/bin/python -m pytest -n auto --dist load --maxschedchunk 1
+	$(TEST) -m "not slow and not notebook"
+
+test-all: install
+	$(TEST) -m "slow or notebook"

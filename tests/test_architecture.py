@@ -1,7 +1,10 @@
 """The package's floors (``[tool.importlinter]`` in pyproject.toml): every import points down,
-and no package has an import cycle, function-level imports included; one driver samples."""
+and no package has an import cycle, function-level imports included; one driver samples; the
+code passes ruff (``[tool.ruff]``)."""
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 from importlinter.cli import lint_imports
@@ -12,6 +15,14 @@ ROOT = Path(__file__).parents[1]
 def test_imports_point_down_the_floors_without_cycles(monkeypatch):
     monkeypatch.chdir(ROOT)
     assert lint_imports(config_filename=str(ROOT / "pyproject.toml"), no_cache=True) == 0
+
+
+def test_ruff_passes_on_the_package_the_tests_and_the_benchmarks():
+    """``ruff check`` with the rules of ``[tool.ruff.lint]`` (syntax errors, pyflakes): a second
+    or so, and ruff is a dev dependency, so a missing one fails here rather than skipping."""
+    result = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "plausible",
+                             "tests", "benchmarks"], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 PACKAGE = ROOT / "plausible"

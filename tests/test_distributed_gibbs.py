@@ -92,7 +92,8 @@ def test_the_sharded_chain_has_the_one_process_samplers_posterior(labels, model)
                                rtol=1e-4)
 
 
-@pytest.mark.parametrize("accuracy", ["hierarchical", "symmetric", "pooled"])
+@pytest.mark.parametrize("accuracy", [pytest.param("hierarchical", marks=pytest.mark.slow),
+                                      "symmetric", pytest.param("pooled", marks=pytest.mark.slow)])
 def test_annotator_beta_over_shards_has_the_one_process_samplers_posterior(binary, accuracy):
     sharded = dg.sample_on_cluster(binary, "annotator-beta", n_shards=3, draws=2000, chains=4,
                                    seed=0, model_kwargs={"accuracy": accuracy})
@@ -251,6 +252,7 @@ def test_auto_draws_over_shards_stop_when_parameters_and_plausibilities_pass(lab
                                   pl.metrics.accumulated(fixed)["mean_first_half"])
 
 
+@pytest.mark.slow  # 120 sharded fits; the bit-for-bit and posterior checks above stay quick
 def test_simulation_based_calibration_of_the_sharded_chain():
     def sharded(labels, *, draws, chains, seed):
         return dg.sample_on_cluster(labels, n_shards=3, draws=draws, chains=chains, seed=seed)

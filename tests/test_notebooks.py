@@ -20,6 +20,7 @@ NEEDS_DATA = {"cifar10h_certainty.ipynb", "ratings_certainty.ipynb",
 
 @pytest.mark.notebook
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # pytest-timeout: dawid_skene took 14 minutes on 2 busy cores
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs(path, tmp_path, request):
     if path.name in NEEDS_DATA:

@@ -130,6 +130,7 @@ def test_lazy_plausibilities_equal_the_stored_ones_and_threads_do_not_change_dra
                                   split.sample_stats["classes_changed"])
 
 
+@pytest.mark.slow  # 2 x 150 fits; the sweep's enumeration checks above stay in the quick suite
 @pytest.mark.parametrize("sampler", ["joint", "collapsed"])
 def test_simulation_based_calibration_of_the_compiled_sampler(sampler):
     result = simulation_based_calibration(lambda labels: ds.build(labels, sampler=sampler),

@@ -61,6 +61,7 @@ def test_trace_carries_coords_and_groups():
     np.testing.assert_array_equal(trace.observed_data["votes"].values, votes.counts)
 
 
+@pytest.mark.slow  # NUTS, 4 x 1500 draws; the closed-form checks above stay in the quick suite
 def test_gibbs_agrees_with_nuts_on_the_same_model():
     votes = make_votes(n_items=4, n_classes=3, n_votes=6, seed=5)
     model = dirichlet.build(votes, reliability=2.0, alpha=0.7)

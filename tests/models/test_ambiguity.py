@@ -293,7 +293,8 @@ def simulated_labels(n_items=12, n_annotators=3, seed=0):
     return Labels.from_frame(pd.DataFrame(rows, columns=["task", "worker", "label"]))
 
 
-@pytest.mark.parametrize("reliability", [1, pytest.param(2, marks=pytest.mark.slow)])
+@pytest.mark.slow  # 4 x 4000 Gibbs draws and NUTS; the enumeration checks above stay quick
+@pytest.mark.parametrize("reliability", [1, 2])
 def test_gibbs_matches_nuts_on_the_summed_out_graph(reliability):
     """Population learned: the kernel against NUTS on the PyMC graph with every intended
     class summed out (``gibbs=False``); at reliability 2 the kernel's repeated labels, each
@@ -309,6 +310,7 @@ def test_gibbs_matches_nuts_on_the_summed_out_graph(reliability):
     assert_same_posterior(gibbs, nuts, ["plausibility", "confusion", "base_measure"])
 
 
+@pytest.mark.slow  # 4 x 4000 Gibbs draws and NUTS; the one-coin enumeration check stays quick
 def test_one_coin_gibbs_matches_nuts_on_the_summed_out_graph():
     """One-coin annotators, population learned: the kernel against NUTS on the PyMC graph
     with every intended class summed out."""
@@ -458,7 +460,7 @@ def test_replicates_keep_the_design_and_the_votes_check_tells_ambiguity_from_err
     assert missed["ambiguity-dawid-skene"] < missed["dawid-skene"], missed
 
 
-@pytest.mark.parametrize("one_coin", [False, True])
+@pytest.mark.parametrize("one_coin", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_simulation_based_calibration_and_interval_coverage(one_coin):
     """Data drawn from the prior, some items ambiguous and some clear (their distributions
     from a population drawn from its prior) and annotators of every accuracy the confusion

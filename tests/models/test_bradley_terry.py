@@ -190,6 +190,7 @@ def test_three_items_posterior_matches_importance_sampling(three, noisy):
         assert np.all(np.abs(draws.mean((0, 1)) - mean) < 4.5 * np.maximum(total_se, 1e-9)), name
 
 
+@pytest.mark.slow  # NUTS; the noisy model's importance-sampling check stays in the quick suite
 def test_noisy_gibbs_matches_nuts_on_the_same_model(small):
     """The noisy sampler (indicators and pair auxiliaries augmented, reliability 2 as
     repetitions) against NUTS on the log-worths and log-odds of the rates with everything

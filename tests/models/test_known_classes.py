@@ -169,6 +169,7 @@ def test_builders_take_known_and_refuse_what_is_not_a_known_class():
         pl.models.get("dirichlet")(pl.data.Votes.from_counts([[1, 2]]), known={0: 1})
 
 
+@pytest.mark.slow  # NUTS; easy-hard keeps its known classes in the quick suite (every label model)
 def test_easy_hard_clamps_as_nuts_does_on_the_masked_graph(labels):
     """Easy-hard's states (class and easy/hard) pooled by pattern: a known item keeps the two
     states of its class. Its Gibbs sweep against NUTS on the graph with the other class's

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import plausible as pl
 from plausible import models
 from plausible.data import Comparisons, Labels, LabelSets, Rankings, Ratings, Votes
 
@@ -103,3 +104,21 @@ def test_every_entry_says_what_its_plausibility_means():
     with pytest.raises(ValueError, match="plausibility must be one of"):
         models.ModelEntry("x", models.get("dirichlet"), "votes", "tempering", True, "",
                           plausibility="vibes")
+
+
+@pytest.mark.filterwarnings("ignore")  # a few draws on a few items: convergence is not the point
+@pytest.mark.parametrize("name", list(models.available().index))
+def test_every_registered_model_fits_through_the_front_door(name):
+    """A smoke fit of each registered model: ``pl.aggregate`` on the tiny data above with a
+    few draws returns a finite plausibility per (item, class). The statistical checks of each
+    model live in its own test file; this one keeps a model that cannot fit at all out of the
+    quick suite's blind spot (``make test`` leaves the slow checks to ``make test-all``)."""
+    entry = models.entry(name)
+    data = DATA[entry.data]
+    result = pl.aggregate(data, name, draws=30, chains=2, seed=0, **OPTIONS.get(name, {}))
+    assert result.model == name
+    plausibility = result.plausibility
+    assert plausibility.dims == ("item", "class") and plausibility.size > 0
+    assert np.isfinite(plausibility.values).all()
+    if entry.plausibility != models.LABEL_MARGINALS:  # one distribution per item
+        np.testing.assert_allclose(plausibility.sum("class"), 1.0, rtol=1e-6)
