@@ -43,6 +43,7 @@ import numpy as np
 import xarray as xr
 
 from plausible.data.labels import Labels
+from plausible.diagnostics.convergence import RHAT_MAX
 from plausible.inference.chain_checkpoints import (
     ChainCheckpoints,
     generator_state,
@@ -54,7 +55,6 @@ from plausible.inference.chain_checkpoints import (
 from plausible.inference.dawid_skene_sampler import Design
 from plausible.inference.driver import AUTO, sample_kernel
 from plausible.inference.kernel import Variable
-from plausible.diagnostics.convergence import RHAT_MAX
 from plausible.inference.sampling import no_variable_fails
 from plausible.metrics.accumulated import (
     GROUP,
