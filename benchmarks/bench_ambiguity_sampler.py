@@ -9,7 +9,7 @@ report's worst R-hat and smallest bulk ESS of each variable (``concentration``,
 ``base_measure``, ``confusion``, ``plausibility``), and the ratio urn / single-site of the
 worst variable's bulk ESS per second. Also the forward pass's products per label
 (:func:`plausible.maths.dirichlet_mixture.pass_cost`), which the default choice reads
-(:data:`plausible.inference.ambiguity_sampler.URN_COST`).
+(:data:`plausible.models.ambiguity.sampler.URN_COST`).
 
     PLAUSIBLE_DATA=../shared/data .venv/bin/python benchmarks/bench_ambiguity_sampler.py
         [--draws 1000] [--crowd-labels 3000]

@@ -1,6 +1,6 @@
 """Bayesian Dawid–Skene (or ``--model``: any model with a chain over shards) over a
 partitioned Parquet dataset on a local Dask cluster: one chain
-whose items live on the workers (``plausible.distributed_gibbs.sample_partitions``), end to
+whose items live on the workers (``plausible.distributed.cluster_chain.sample_partitions``), end to
 end, against the same chain in one process on the same data.
 
 Data (written once to ``--data``): ``--items`` items x 20 labels (default 5,000,000 items:
@@ -47,7 +47,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import plausible as pl
-from plausible import distributed, distributed_gibbs
+from plausible import distributed
 from plausible.aggregation import label_table
 
 PER_ITEM, CLASSES = 20, 5
@@ -107,7 +107,7 @@ def _peak_rss() -> int:
 
 def cluster_run(folder: Path, client, seed: int, out: Path, model: str, store=None):
     start = time.perf_counter()
-    trace = distributed_gibbs.sample_partitions(folder, model, client=client, draws=1000,
+    trace = distributed.sample_partitions(folder, model, client=client, draws=1000,
                                                 chains=1, seed=seed, store=store)
     table = label_table(trace)
     table.to_parquet(out)
@@ -184,7 +184,7 @@ def main():
         client.close()
     if args.compare_items:
         start = time.perf_counter()
-        here = distributed_gibbs.sample_partitions(small, args.model, client=None,
+        here = distributed.sample_partitions(small, args.model, client=None,
                                                    n_shards=args.workers, draws=1000,
                                                    chains=1, seed=args.seed)
         label_table(here).to_parquet(root / "out-here.parquet")

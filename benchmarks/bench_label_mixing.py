@@ -11,7 +11,7 @@ out). Timed without the convergence report and the per-item log-likelihood. Per 
 sampling time, the bulk ESS per second of ``class_prior`` (its worst class) and of the worst
 plausibility (the lowest bulk ESS over every item and class, constant entries left out), the
 worst R-hat, the ratio collapsed / joint of both ESS rates, and the share of sweeps whose
-class-swap move was accepted (:mod:`plausible.inference.class_swap`; ``-`` for MACE, which has
+class-swap move was accepted (:mod:`plausible.inference.step_methods.class_swap`; ``-`` for MACE, which has
 none).
 
 Beside them, the **ceiling**: the largest ratio to the joint scan that *any* sampler writing

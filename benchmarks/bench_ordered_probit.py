@@ -42,9 +42,9 @@ import pandas as pd
 from crowdkit.aggregation import DawidSkene
 
 from plausible.data.labels import Labels
-from plausible.inference import dawid_skene_kernel as kernel_code
-from plausible.inference.ordered_probit_sampler import DIRECTIONS, WIDTHS, OrderedProbitKernel
-from plausible.inference.univariate_slice import slice_update
+from plausible.models.dawid_skene import kernel as kernel_code
+from plausible.models.ordered_probit.sampler import DIRECTIONS, WIDTHS, OrderedProbitKernel
+from plausible.inference.step_methods.univariate_slice import slice_update
 
 SQRT_HALF = math.sqrt(0.5)
 

@@ -6,10 +6,10 @@ no truncation), reliability sweep ``gamma`` in {1, 2, 3, 5, 10} (readers repeate
         [--metropolis-rounds 2] [--cores N]
 
 Sampler: ``plausible.sample`` on ``plausible.models.plackett_luce.build``, which runs the
-compiled candidate sampler :func:`plausible.inference.plackett_luce_sampler.sample_candidates`: one compiled
+compiled candidate sampler :func:`plausible.models.plackett_luce.sampler.sample_candidates`: one compiled
 kernel call per sweep and chain (augmentation, conjugate worths, total-worth redraw and
 the exact-likelihood independence Metropolis moves from per-item t proposals fitted during
-warm-up, :mod:`plausible.inference.plackett_luce_kernel`), the
+warm-up, :mod:`plausible.models.plackett_luce.kernel`), the
 chains run from their own seeds in ``--cores`` threads (default ``min(chains, CPUs)``; the
 draws do not depend on it), the ``DataTree`` built directly in candidate storage (PyMC's
 sampling loop and a dense ``(chain, draw, 1947, 419)`` trace are both avoided). Reported per
@@ -36,8 +36,9 @@ import plausible as pl
 from plausible.data.datasets import load_dermatology
 from plausible.diagnostics import rhat
 from plausible.inference.chains import default_cores
-from plausible.inference.plackett_luce_sampler import sample_candidates
-from plausible.models import irn, plackett_luce
+from plausible.models.plackett_luce.sampler import sample_candidates
+from plausible.models import plackett_luce
+from plausible.models.prirn import irn
 
 QUALITIES = {"A": 0.85, "B": 0.70, "C": 0.55, "D": 0.40}
 

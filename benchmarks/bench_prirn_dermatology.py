@@ -29,7 +29,8 @@ import numba
 import numpy as np
 
 import plausible as pl
-from plausible.models import irn, prirn
+from plausible.models import prirn
+from plausible.models.prirn import irn
 
 GAMMAS = (10, 20, 30, 50, 100)
 QUALITIES = {"A": 0.85, "B": 0.70, "C": 0.55, "D": 0.40}

@@ -28,7 +28,7 @@ CHILD = r'''
 import os, sys, time, warnings, json, numpy as np
 warnings.simplefilter("ignore")
 import plausible as pl
-from plausible.models.ratings_nig import NIGPrior
+from plausible.models.ratings.nig import NIGPrior
 out = {}
 def timed(name, f, repeat=2):
     f()  # warm (compile caches)

@@ -85,7 +85,7 @@ API_PACKAGES = [
     "plausible.conformal",
     "plausible.plots",
     "plausible.distributed",
-    "plausible.distributed_gibbs",
+    "plausible.distributed.cluster_chain",
 ]
 
 

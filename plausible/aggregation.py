@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from plausible import active, conformal, distributed_gibbs, metrics, models, plots, report
+from plausible import active, conformal, distributed, metrics, models, plots, report
 from plausible.data import Comparisons, Labels, LabelSets, Rankings, Ratings, Votes
 from plausible.data.tables import format_of, from_frame
 from plausible.diagnostics import (
@@ -174,7 +174,7 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
     client : dask.distributed.Client, optional
         Run a Dawid–Skene-family, annotator-beta, GLAD or Su chain with its items in shards on
         the cluster's workers, one shard per worker
-        (:func:`plausible.distributed_gibbs.sample_on_cluster`: per-item summaries kept; the
+        (:func:`plausible.distributed.cluster_chain.sample_on_cluster`: per-item summaries kept; the
         Dawid–Skene family's per-draw plausibilities computed when read; no log-likelihood). Item-independent models shard
         with :func:`plausible.distributed.run_shards`. A worker lost during the run is
         replaced and the chain continues with the draws it would have made.
@@ -238,7 +238,7 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         raise ValueError("store= checkpoints a chain on a cluster (client=); an in-process "
                          "run keeps its result with Aggregation.save")
     if client is not None:
-        trace = distributed_gibbs.sample_on_cluster(
+        trace = distributed.sample_on_cluster(
             fitted, name, client=client, draws=draws,
             chains=chains, seed=seed, model_kwargs=options, store=store,
             max_seconds=max_seconds, init=None if init is None else init.trace)
@@ -447,7 +447,7 @@ class Aggregation:
     @property
     def format(self) -> str:
         """The annotations' format; ``"labels"`` for a chain whose labels were read by the
-        workers (``data`` None, :func:`plausible.distributed_gibbs.sample_partitions`)."""
+        workers (``data`` None, :func:`plausible.distributed.cluster_chain.sample_partitions`)."""
         return "labels" if self.data is None else format_of(self.data)
 
     @property

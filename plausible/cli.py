@@ -281,11 +281,11 @@ def aggregate(args) -> int:
     from plausible import aggregation, models
 
     console = _console()
-    from plausible import distributed_gibbs
+    from plausible import distributed
 
     cluster_chain = (bool(args.scheduler or args.workers)
                      and args.model not in (None, aggregation.AUTO)
-                     and distributed_gibbs.runs_on_cluster(args.model))
+                     and distributed.runs_on_cluster(args.model))
     if cluster_chain:
         if args.classes is not None or args.ordinal:
             raise UsageError("--classes and --ordinal are not read by a chain on the cluster "
@@ -356,9 +356,9 @@ def _write_results(args, result, output, saved):
 def _cluster_chain(args, console, output, saved) -> int:
     """``plausible aggregate --model <Dawid-Skene family, annotator-beta, GLAD, Su> --workers N`` (or
     ``--scheduler``): one chain per ``--chains`` with the items in shards on the workers
-    (:mod:`plausible.distributed_gibbs`), checkpointed to ``--store`` when given; a directory
+    (:mod:`plausible.distributed.cluster_chain`), checkpointed to ``--store`` when given; a directory
     of Parquet files is read by the workers themselves."""
-    from plausible import aggregation, distributed, distributed_gibbs, models
+    from plausible import aggregation, distributed, models
 
     init = load_init(args)
     if init is not None and init.model != args.model:
@@ -382,7 +382,7 @@ def _cluster_chain(args, console, output, saved) -> int:
             description = f"{source} (partitioned, read by the workers)"
             known = None if args.gold is None else read_gold(args.gold, None, args.item)
             try:
-                trace = distributed_gibbs.sample_partitions(
+                trace = distributed.sample_partitions(
                     source, name, client=client, draws=args.draws, chains=args.chains,
                     seed=args.seed, item=args.item, annotator=args.annotator, label=args.label,
                     model_kwargs=options, store=args.store, max_seconds=args.max_seconds,

@@ -158,8 +158,8 @@ def compare(data, models, *, seed: int | None = 0, draws: int | str = "auto", ch
 
     ``data``: anything :func:`plausible.aggregate` takes; ``columns`` (``item=``,
     ``annotator=``, ``label=``, ...) name a long table's columns. ``models``: registry names
-    (``["dawid-skene", "mace"]``) or ``{name: model}`` / ``{name: (model, options)}`` to
-    compare variants of one model. Every fit uses ``seed``, ``draws`` and ``chains``
+    (:func:`plausible.models.available`) or ``{name: model}`` / ``{name: (model,
+    options)}`` to compare variants of one model. Every fit uses ``seed``, ``draws`` and ``chains``
     (``draws="auto"``, the default: each model's chains are extended until they converge or
     ``max_seconds`` pass, since LOO ranks only converged fits; a model sampled by
     ``pm.sample`` gets 1000); each model is fitted once. The predictive checks replicate

@@ -10,6 +10,7 @@ import pytest
 import xarray as xr
 
 from plausible import distributed as dist
+from plausible.distributed import item_shards
 from plausible import metrics
 from plausible.data import Rankings, Ratings, Votes
 from plausible.models import registry
@@ -70,7 +71,7 @@ def _flaky(monkeypatch, marker: Path, model: str):
             raise RuntimeError("injected shard failure")
         return spec.build(data, **options)
 
-    monkeypatch.setattr(dist, "entry", lambda name: dataclasses.replace(spec, build=build))
+    monkeypatch.setattr(item_shards, "entry", lambda name: dataclasses.replace(spec, build=build))
 
 
 @pytest.mark.parametrize("model", CASES)
@@ -248,7 +249,7 @@ def test_real_data_shards_match_and_resume_after_a_killed_shard(
                 raise RuntimeError("killed")
             return spec.build(part, **opts)
 
-        patch.setattr(dist, "entry", lambda name: dataclasses.replace(spec, build=build))
+        patch.setattr(item_shards, "entry", lambda name: dataclasses.replace(spec, build=build))
         with pytest.raises(dist.ShardFailure):
             dist.run_shards(data, tmp_path / "resumed", client=None, retries=0, **kw)
     (tmp_path / "resumed" / ".tmp-shard-00001-dead").mkdir()

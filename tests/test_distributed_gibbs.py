@@ -18,7 +18,7 @@ from dawid_skene_simulation import simulate_from_prior
 from split_rhat import classic_split_rhat
 
 import plausible as pl
-from plausible import distributed_gibbs as dg
+from plausible.distributed import cluster_chain as dg
 from plausible.diagnostics import mcse_mean
 from plausible.inference.sbc import simulation_based_calibration
 
@@ -398,7 +398,7 @@ def test_a_killed_worker_and_a_killed_driver_resume_with_nothing_lost(labels, tm
         np.testing.assert_array_equal(value, uninterrupted[name], err_msg=name)
 
     store = tmp_path / "driver"
-    script = ("import plausible as pl\nfrom plausible import distributed_gibbs as dg\n"
+    script = ("import plausible as pl\nfrom plausible.distributed import cluster_chain as dg\n"
               f"labels = {LABELS}\n"
               f"dg.sample_on_cluster(labels, store={str(store)!r}, **{run!r})\n")
     driver = subprocess.Popen([sys.executable, "-c", script])

@@ -2,7 +2,7 @@
 about the items' labels, and when an item is settled.
 
 A multi-label plausibility is one probability per label, ``p^s_ik = P(y_ik = 1 | theta^s,
-x)`` in draw ``s`` (:mod:`plausible.models.multi_label`), and annotator ``j`` answers label
+x)`` in draw ``s`` (the multi-label model of the registry), and annotator ``j`` answers label
 ``k`` of a new item through their sensitivity and specificity in that draw::
 
     P^s(x_k = 1 | y_k = 1) = se^s_jk        P^s(x_k = 1 | y_k = 0) = 1 - sp^s_jk
@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from plausible import models
 from plausible.active.allocation import (_draws_used, _item_positions, _reliability, _step,
                                          candidate_pairs, plan_batch)
 from plausible.active.information import latent_class_information
@@ -53,12 +54,12 @@ def settled_label_sets(trace, threshold: float = 0.95) -> pd.DataFrame:
                         index=pd.Index(plausibility["item"].values, name="item"))
 
 
-def _at(posterior, name, chain, draw, dim, positions, first):
-    """``posterior[name]`` at the draws ``(chain, draw)`` and ``positions`` along ``dim``,
+def _at(var, chain, draw, dim, positions, first):
+    """``var`` (a posterior variable) at the draws ``(chain, draw)`` and ``positions`` along ``dim``,
     float64 ``(sample, position, class)``; ``first``: the block's unique positions."""
     index = {"chain": xr.DataArray(chain, dims="sample"),
              "draw": xr.DataArray(draw, dims="sample"), dim: first}
-    values = posterior[name].isel(index).transpose("sample", dim, "class").values
+    values = var.isel(index).transpose("sample", dim, "class").values
     return np.asarray(values, dtype=np.float64)[:, positions]
 
 
@@ -69,7 +70,8 @@ def _channel(se, sp) -> np.ndarray:
                      np.stack([1.0 - se, se], axis=-1)], axis=-2)
 
 
-def label_set_gain(trace, sets, *, pairs=None, items=None, draws: int = 500) -> pd.DataFrame:
+def label_set_gain(trace, sets, *, pairs=None, items=None, draws: int = 500,
+                   model: str | None = None) -> pd.DataFrame:
     """Every candidate (item, annotator) pair's expected gain from one more label set, one row
     each: ``item``, ``annotator``, ``information_gain`` (bits, summed over the labels),
     ``certainty`` (the least certain label's, on the thinned draws), ``expected_certainty``
@@ -78,7 +80,9 @@ def label_set_gain(trace, sets, *, pairs=None, items=None, draws: int = 500) -> 
     ``trace``, ``sets``: a fitted multi-label trace and the
     :class:`~plausible.data.label_sets.LabelSets` it was fitted to; ``pairs``: a DataFrame of
     candidate ``item, annotator`` ids (default every pair without a response); ``items``: item
-    ids to score (default all)."""
+    ids to score (default all); ``model``: the registry name of the fitted model, whose entry
+    declares the annotators' rates (``label_rates``; by default the label sets' default
+    model)."""
     draws = int(draws)
     if draws < 1:
         raise ValueError(f"draws must be >= 1, got {draws}")
@@ -88,6 +92,8 @@ def label_set_gain(trace, sets, *, pairs=None, items=None, draws: int = 500) -> 
         item, annotator = item[keep], annotator[keep]
     chain, draw = thinned_draws(trace, draws)
     gamma, posterior = _reliability(trace), trace["posterior"]
+    sensitivity, specificity = models.entry(
+        model or models.DEFAULT_MODELS["label_sets"]).label_rates(posterior)
     S, K = chain.size, sets.n_classes
     out = np.empty((3, item.size))
     step = _step(8 * S * K)
@@ -95,9 +101,9 @@ def label_set_gain(trace, sets, *, pairs=None, items=None, draws: int = 500) -> 
         block = slice(start, min(start + step, item.size))
         i, i_at = np.unique(item[block], return_inverse=True)
         j, j_at = np.unique(annotator[block], return_inverse=True)
-        p = _at(posterior, "plausibility", chain, draw, "item", i_at, i)  # (S, P, K)
-        se = _at(posterior, "sensitivity", chain, draw, "annotator", j_at, j)
-        sp = _at(posterior, "specificity", chain, draw, "annotator", j_at, j)
+        p = _at(posterior["plausibility"], chain, draw, "item", i_at, i)  # (S, P, K)
+        se = _at(sensitivity, chain, draw, "annotator", j_at, j)
+        sp = _at(specificity, chain, draw, "annotator", j_at, j)
         P = p.shape[1]
         pi = np.stack([1.0 - p, p], axis=-1).reshape(S, P * K, 2)
         rows = _channel(se, sp).reshape(S, P * K, 2, 2)
@@ -116,7 +122,8 @@ def label_set_gain(trace, sets, *, pairs=None, items=None, draws: int = 500) -> 
 
 def next_label_sets(trace, sets, budget: int, *, threshold: float | None = 0.95,
                     strategy: str = "information", min_gain: float = 1e-3, pairs=None,
-                    items=None, draws: int = 500, seed: int | None = None) -> pd.DataFrame:
+                    items=None, draws: int = 500, seed: int | None = None,
+                    model: str | None = None) -> pd.DataFrame:
     """The next batch of at most ``budget`` label sets to ask for, one per unsettled item,
     best first: the rows of :func:`label_set_gain` (strategies and arguments as
     :func:`plausible.active.next_items`; settled by :func:`settled_label_sets`). An empty frame
@@ -129,7 +136,7 @@ def next_label_sets(trace, sets, budget: int, *, threshold: float | None = 0.95,
 
     return plan_batch(trace, sets, status, "certainty", budget, threshold=threshold,
                       strategy=strategy, min_gain=min_gain, items=items, seed=seed,
-                      gains=lambda open_items: label_set_gain(trace, sets, pairs=pairs,
+                      gains=lambda open_items: label_set_gain(trace, sets, model=model, pairs=pairs,
                                                               items=open_items, draws=draws),
                       candidates=candidates)
 

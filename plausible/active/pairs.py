@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from plausible import models
 from plausible.data.comparisons import Comparisons
 from plausible.diagnostics.annotation_predictive import thinned_draws
 
@@ -39,19 +40,21 @@ def pair_information(log_worth: np.ndarray, left: np.ndarray, right: np.ndarray)
 
 
 def next_pairs(trace, comparisons: Comparisons, budget: int, *, window: int = 5,
-               draws: int = 500) -> pd.DataFrame:
+               draws: int = 500, model: str | None = None) -> pd.DataFrame:
     """The next batch of at most ``budget`` comparisons, most informative first (module):
     ``left``, ``right`` (item ids), ``information_gain`` (bits), ``p_left`` (the posterior
     probability that ``left`` is picked) and both items' posterior mean rank
-    (``left_rank``, ``right_rank``), from ``draws`` thinned draws of ``trace``'s ``log_worth
-    (chain, draw, item)``."""
+    (``left_rank``, ``right_rank``), from ``draws`` thinned draws of the items' log worths
+    in ``trace``, as the registry entry of ``model`` (by default the comparisons' default
+    model) declares them (``log_worth``)."""
     if int(budget) < 1:
         raise ValueError(f"budget must be a positive integer, got {budget!r}")
     if int(window) < 1:
         raise ValueError(f"window must be a positive integer, got {window!r}")
     posterior = trace["posterior"]
     chain, draw = thinned_draws(posterior, draws)
-    values = posterior["log_worth"].transpose("chain", "draw", "item").values
+    entry = models.entry(model or models.DEFAULT_MODELS["comparisons"])
+    values = entry.log_worth(posterior).values
     log_worth = np.asarray(values[chain, draw], dtype=np.float64)  # (sample, item)
     n = log_worth.shape[1]
     mean_rank = np.empty(n)

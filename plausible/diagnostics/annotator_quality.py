@@ -57,3 +57,15 @@ def annotator_quality(trace, labels: Labels, *, draws: int = 200) -> pd.DataFram
 
 
 __all__ = ["QUANTILES", "annotator_quality"]
+
+
+def annotator_scalars(posterior) -> dict[str, np.ndarray]:
+    """The posterior's per-annotator scalars (its ``(chain, draw, annotator)`` variables, e.g.
+    one-coin's accuracy, MACE's competence, GLAD's ability), each flattened to ``(sample,
+    annotator)``."""
+    out = {}
+    for name, var in posterior.data_vars.items():
+        if set(var.dims) == {"chain", "draw", "annotator"}:
+            out[name] = var.transpose("chain", "draw", "annotator").values.reshape(
+                -1, var.sizes["annotator"])
+    return out

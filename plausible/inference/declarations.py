@@ -13,7 +13,7 @@ records it on the ``pm.Model`` it returns:
   and writes one storage form of :mod:`plausible.metrics.storage` (candidate form:
   Plackett–Luce; dense: Dawid–Skene); ``sample`` hands the model to it unless the other form
   is asked for. Its kernel (:mod:`plausible.inference.kernel`) is declared as a Gibbs step
-  too (:class:`~plausible.inference.kernel_step.KernelStep`), so the same sweep runs inside
+  too (:class:`~plausible.inference.bridges.as_pymc_step.KernelStep`), so the same sweep runs inside
   ``pm.sample`` (:func:`plausible.inference.steps` returns the declared steps).
 * :func:`declare_log_likelihood`: the model's per-item log-likelihood as a function of a
   trace, and its observations; ``sample`` writes the ``log_likelihood`` and

@@ -32,7 +32,7 @@ import pymc as pm
 import xarray as xr
 from pymc.backends.arviz import coords_and_dims_for_inferencedata, dict_to_dataset
 
-from plausible.inference.dirichlet_gibbs import CandidateForm, DirichletGibbs
+from plausible.inference.step_methods.dirichlet_gibbs import CandidateForm, DirichletGibbs
 from plausible.inference.driver import assemble, kernel_blocks
 from plausible.inference.kernel import Variable
 from plausible.inference.trace_groups import data_groups, model_variables, with_deterministics

@@ -4,7 +4,7 @@ A **kernel** is the part of a sampler that knows the model: one sweep of its ful
 conditionals, each written once. Everything else — seeds, chains in threads, warm-up and
 thinning, preallocated draws, the DataTree — is the driver's
 (:func:`plausible.inference.driver.sample_kernel`), and the same kernel runs inside PyMC's
-``pm.sample`` through :class:`plausible.inference.kernel_step.KernelStep`.
+``pm.sample`` through :class:`plausible.inference.bridges.as_pymc_step.KernelStep`.
 
 A kernel declares
 

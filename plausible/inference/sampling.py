@@ -13,7 +13,7 @@ declared (:mod:`plausible.inference.declarations`):
   in candidate form);
 * **steps** — the declared step methods cover every free variable (annotator-beta, GLAD, Su,
   dense Plackett–Luce): the same step objects ``pm.sample`` would run, as one kernel
-  (:mod:`plausible.inference.steps_kernel`), chains started from points dispersed around the
+  (:mod:`plausible.inference.bridges.from_pymc_steps`), chains started from points dispersed around the
   model's initial point;
 * **PyMC** — some free variable has no declared step (hierarchical ratings' hyper-parameters,
   every ``gibbs=False`` or ``compiled=False`` build): ``pm.sample`` with the declared steps
@@ -61,7 +61,7 @@ from plausible.inference.exact import CANDIDATE_DTYPE, candidate_form, covers_ex
 from plausible.inference import memory
 from plausible.inference.driver import AUTO, AUTO_FIRST_DRAWS, assemble
 from plausible.inference.progress import reporting
-from plausible.inference.steps_kernel import jittered, sample_steps
+from plausible.inference.bridges.from_pymc_steps import jittered, sample_steps
 from plausible.metrics.accumulated import GROUP, pooled, split_rhat
 from plausible.metrics.storage import NAME, candidate_nbytes
 
@@ -139,7 +139,7 @@ def no_variable_fails(values, rhat_max: float = RHAT_MAX, keep: dict | None = No
 
 def dispersed_initvals(model: pm.Model, chains: int, rng: np.random.Generator, scale: float):
     """One initial point per chain: the model's initial point jittered
-    (:func:`~plausible.inference.steps_kernel.jittered`), mapped back to the constrained
+    (:func:`~plausible.inference.bridges.from_pymc_steps.jittered`), mapped back to the constrained
     space."""
     initial = model.initial_point()
     free = model.free_RVs

@@ -14,7 +14,7 @@ in a kernel).
 numba kernels (numpy callers use ``scipy.special.log_expit``). GLAD's log-likelihood is a
 sum of ``log sigmoid(s_k)`` over labels, ``s_k`` the product of an annotator's ability and an
 item's inverse difficulty (:mod:`plausible.models.glad`,
-:mod:`plausible.inference.difficulty_slice`); the linear part is
+:mod:`plausible.inference.step_methods.difficulty_slice`); the linear part is
 ``min(w t, 0) = t min(w, 0)`` for ``t >= 0``, and the rest needs one ``exp`` per term and one
 ``log`` per run of terms: ``sum_k log(1 + e_k) = log prod_k (1 + e_k)``, each factor in
 ``(1, 2]``, so a product of up to 1000 factors stays below ``2**1000`` (longer runs are cut

@@ -10,7 +10,7 @@ deviations ``SS``::
     alpha_n = alpha0 + gamma n / 2
     beta_n  = beta0 + gamma SS / 2 + kappa0 w (xbar - mu0)^2 / (2 kappa_n)
 
-(:mod:`plausible.models.ratings_nig` holds the rest of the closed form.)
+(:mod:`plausible.models.ratings.nig` holds the rest of the closed form.)
 """
 
 from __future__ import annotations

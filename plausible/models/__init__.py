@@ -3,56 +3,30 @@ dims ``item`` and ``class`` whose posterior holds ``plausibility (chain, draw, i
 
 :func:`available` lists them with the annotation format each accepts and what its
 reliability means; :func:`get` returns a builder by name (:mod:`plausible.models.registry`).
-Also here: the deterministic aggregates they are compared with (:mod:`irn`,
-:mod:`plackett_luce_mle`), the latent-class layer of the label models (:mod:`latent_class`)
-and the shared pieces of the ratings model (:mod:`ratings_nig`, :mod:`ratings_empirical`,
-:mod:`ratings_stream`).
+Each model family is one folder (:mod:`~plausible.models.dawid_skene`,
+:mod:`~plausible.models.glad`, ...): its graph in the package, its samplers and kernels beside
+it, its registry entries in ``ENTRIES`` (:class:`ModelEntry`). Also here: the latent-class
+layer shared by the label models (:mod:`~plausible.models.latent_class`).
 """
 
-from plausible.models import (
-    annotator_beta,
-    bradley_terry,
-    dawid_skene,
-    dirichlet,
-    glad,
-    irn,
-    latent_class,
-    ordered_probit,
-    multi_label,
-    plackett_luce,
-    plackett_luce_mle,
-    prirn,
-    ratings,
-    su_difficulty,
-)
-from plausible.models.registry import (FORMATS, ITEM_DISTRIBUTION, LABEL_MARGINALS, MEANINGS,
-                                       RANK_DISTRIBUTION, TRUE_CLASS_POSTERIOR, ModelEntry,
-                                       available, entry, get, ordinal_model)
+from plausible.models.model_entry import (FORMATS, ITEM_DISTRIBUTION, LABEL_MARGINALS,
+                                          MEANINGS, RANK_DISTRIBUTION, TRUE_CLASS_POSTERIOR,
+                                          ModelEntry)
+from plausible.models.registry import (AUTO_CANDIDATES, DEFAULT_MODELS, available, entry, get,
+                                       ordinal_model)
 
 __all__ = [
+    "AUTO_CANDIDATES",
+    "DEFAULT_MODELS",
     "FORMATS",
     "ITEM_DISTRIBUTION",
     "LABEL_MARGINALS",
     "MEANINGS",
-    "RANK_DISTRIBUTION",
     "ModelEntry",
+    "RANK_DISTRIBUTION",
     "TRUE_CLASS_POSTERIOR",
-    "annotator_beta",
-    "bradley_terry",
     "available",
-    "dawid_skene",
-    "dirichlet",
     "entry",
     "get",
-    "glad",
-    "irn",
-    "latent_class",
-    "ordered_probit",
     "ordinal_model",
-    "multi_label",
-    "plackett_luce",
-    "plackett_luce_mle",
-    "prirn",
-    "ratings",
-    "su_difficulty",
 ]

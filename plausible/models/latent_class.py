@@ -21,8 +21,8 @@ continuous parameters and ``pi``:
   majority vote). Each iteration first moves the continuous parameters given ``z`` (as
   data, likelihood ``sum_k [x_k = z_{i_k}] log r_k + [x_k != z_{i_k}] log((1 - r_k)/(C-1))``;
   the model builder declares the step,
-  :class:`~plausible.inference.difficulty_slice.DifficultySlice`, an exact slice scan: no
-  NUTS), then :class:`~plausible.inference.latent_class_gibbs.ClassGibbs` draws ``z`` and
+  :class:`~plausible.inference.step_methods.difficulty_slice.DifficultySlice`, an exact slice scan: no
+  NUTS), then :class:`~plausible.inference.step_methods.latent_class_gibbs.ClassGibbs` draws ``z`` and
   ``pi`` from their exact conditionals (``z`` given the new continuous parameters and
   ``pi``, so its previous value is never read).
 * ``gibbs=False``: ``z`` summed out, ``sum_i logsumexp_c(log pi_c + L[i, c])`` with
@@ -60,8 +60,9 @@ from scipy.special import softmax
 from plausible.data.labels import Labels
 from plausible.diagnostics.annotation_predictive import thinned_draws
 from plausible.inference.declarations import declare_gibbs
-from plausible.inference.latent_class_gibbs import ClassGibbs
-from plausible.inference.difficulty_slice import GLAD, LINKS, LabelGroups
+from plausible.inference.step_methods.latent_class_gibbs import ClassGibbs
+from plausible.data.label_groups import LabelGroups
+from plausible.inference.step_methods.difficulty_slice import GLAD, LINKS
 from plausible.maths.known_classes import clamp_known, known_log_mask
 from plausible.maths.logspace import tempered_logsumexp
 from plausible.metrics.chunks import iter_sample_blocks
@@ -203,7 +204,7 @@ class DifficultyParameters:
     @property
     def family(self) -> int:
         """The link's code for the kernels (``GLAD`` or ``SU`` of
-        :mod:`plausible.inference.difficulty_slice`)."""
+        :mod:`plausible.inference.step_methods.difficulty_slice`)."""
         return LINKS[self.link][0]
 
 

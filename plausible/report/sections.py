@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from plausible import models, plots
-from plausible.models import ratings_censored
 from plausible.diagnostics import annotator_quality, rhat
+from plausible.diagnostics.annotator_quality import annotator_scalars
 from plausible.diagnostics.convergence import CONVERGED, EXACT, NOT_CONVERGED
 from plausible.report.page import Section, figure, paragraph, table, text
 
@@ -159,8 +159,9 @@ def certainty(result, items: pd.DataFrame, threshold: float) -> Section:
     fig.tight_layout()
     section.add(figure(fig, "Left: 1 - certainty of each item's top class (log scale). "
                             "Right: the least certain items."))
-    if result.format == "ratings":
-        section.add(_consensus(result))
+    consensus = models.entry(result.model).consensus
+    if consensus is not None:
+        section.add(_consensus(consensus(result.trace)))
     return section
 
 
@@ -202,10 +203,10 @@ def _label_sets(section: Section, items: pd.DataFrame, threshold: float) -> Sect
     return section
 
 
-def _consensus(result) -> str:
-    """Ratings: every item's consensus score on the rating scale with its 95 % interval
-    (:func:`plausible.models.ratings_censored.consensus`)."""
-    consensus = ratings_censored.consensus(result.trace).sort_values("consensus_score")
+def _consensus(consensus: pd.DataFrame) -> str:
+    """Every item's consensus score on the annotation scale with its 95 % interval, from the
+    table the model's entry declares (``consensus``, ``_q025``, ``_q975`` columns)."""
+    consensus = consensus.sort_values("consensus_score")
     fig, ax = plt.subplots(figsize=(11, 3.5))
     x = np.arange(len(consensus))
     ax.vlines(x, consensus["consensus_q025"], consensus["consensus_q975"], color="C0", lw=1)
@@ -222,22 +223,29 @@ def _interval_columns(draws: np.ndarray, name: str) -> dict:
     return {name: draws.mean(axis=0), f"{name}_q05": low, f"{name}_q95": high}
 
 
-def _annotator_draws(posterior) -> dict[str, np.ndarray]:
-    """The posterior's per-annotator scalars (``(chain, draw, annotator)`` variables, e.g.
-    one-coin's accuracy, MACE's competence, GLAD's ability), flattened to ``(sample,
-    annotator)``."""
-    out = {}
-    for name, var in posterior.data_vars.items():
-        if set(var.dims) == {"chain", "draw", "annotator"}:
-            out[name] = var.transpose("chain", "draw", "annotator").values.reshape(
-                -1, var.sizes["annotator"])
-    return out
+def _parameters(result) -> dict[str, np.ndarray]:
+    """The per-annotator parameters the model's entry declares for the report (by default
+    every per-annotator scalar of the posterior), each ``(sample, annotator)``."""
+    declared = models.entry(result.model).annotator_parameters or annotator_scalars
+    return declared(result.trace["posterior"])
+
+
+def _spammers(section: Section, frame: pd.DataFrame, entry, parameters: dict) -> None:
+    """The likely spammers by the entry's declared flag, as a column of ``frame`` and a
+    paragraph (with the entry's note on its parameters before it)."""
+    frame["likely_spammer"] = entry.spammer(parameters).mean(axis=0) >= SPAM_SHARE
+    flagged = frame.index[frame["likely_spammer"]]
+    section.add(paragraph(
+        (f"{entry.annotator_note} " if entry.annotator_note else "")
+        + f"{len(flagged)} of {len(frame)} annotators are likely spammers (at least "
+        f"{SPAM_SHARE:.0%} of the draws have them answer at random more often than not)"
+        + (f": {', '.join(map(str, flagged[:20]))}" if len(flagged) else "") + "."))
 
 
 def annotators(result) -> Section:
     """Each annotator's share of labels right with its interval (every label model), the
-    model's own per-annotator parameters with intervals, and the Dawid–Skene family's
-    confusion matrices as heatmaps."""
+    per-annotator parameters the model declares with intervals, its likely spammers where it
+    declares a flag, and its confusion matrices as heatmaps where it declares them."""
     section = Section("annotators", "Annotators")
     if result.format in ("comparisons", "label_sets"):
         return _annotator_parameters(section, result)
@@ -246,23 +254,12 @@ def annotators(result) -> Section:
             f"The {result.model} model has no per-annotator parameters for {result.format}; "
             "the predictive checks below show how the annotations as a whole are fitted."))
         return section
+    entry = models.entry(result.model)
     quality = annotator_quality(result.trace, result.data)
-    posterior = result.trace["posterior"]
-    columns, parameters = {}, _annotator_draws(posterior)
+    columns, parameters = {}, _parameters(result)
     for name, draws in parameters.items():
         columns.update(_interval_columns(draws, name))
-    confusion = posterior.get("confusion")
-    if confusion is not None and "class" in confusion.dims:
-        flat = confusion.transpose("chain", "draw", "annotator", "class", "label_class").values
-        flat = flat.reshape(-1, *flat.shape[2:])
-        if flat.shape[-1] == 2 and flat.shape[-2] == 2:  # binary: the positive is class 1
-            columns.update(_interval_columns(flat[:, :, 1, 1], "sensitivity"))
-            columns.update(_interval_columns(flat[:, :, 0, 0], "specificity"))
-    extra = pd.DataFrame(columns, index=quality.index)
-    spammer = models.entry(result.model).spammer
-    if spammer is not None:
-        extra["likely_spammer"] = spammer(parameters).mean(axis=0) >= SPAM_SHARE
-    frame = quality.join(extra).sort_values("share_correct")
+    frame = quality.join(pd.DataFrame(columns, index=quality.index))
     section.add(paragraph(
         "share_correct: the posterior mean share of the annotator's labels that are the "
         "item's class, with its 90 % interval (q05, q95); an annotator with few labels gets "
@@ -278,82 +275,51 @@ def annotators(result) -> Section:
             f"estimate over all items. {len(gold)} of {len(frame)} annotators labelled gold "
             f"items; for {int(outside.sum())} of them the gold share lies outside the model's "
             "90 % interval (a share from a few gold labels is itself uncertain)."))
-    if "likely_spammer" in frame:
-        flagged = frame.index[frame["likely_spammer"]]
-        section.add(paragraph(
-            f"{len(flagged)} of {len(frame)} annotators are likely spammers (at least "
-            f"{SPAM_SHARE:.0%} of the draws have them answer at random more often than not)"
-            + (f": {', '.join(map(str, flagged[:20]))}" if len(flagged) else "") + "."))
+    if entry.spammer is not None:
+        _spammers(section, frame, entry, parameters)
+    frame = frame.sort_values("share_correct")
     fig, ax = plt.subplots(figsize=(6, 4))
     plots.annotator_shares(quality, ax=ax)
     section.add(figure(fig, "Share of each annotator's labels right against labels given "
                             "(90 % intervals); the worst are named."))
-    if "sensitivity" in frame:
+    plotted = [name for name in entry.annotator_plot if name in frame]
+    if plotted:
         busiest = frame.sort_values("labels", ascending=False).head(30)
-        ax = plots.annotator_intervals(busiest, ["sensitivity", "specificity"])
-        section.add(figure(ax.figure, f"Sensitivity and specificity of the {len(busiest)} "
-                                      "annotators with the most labels (90 % intervals)."))
-    if confusion is not None and result.data.n_classes <= MAX_HEATMAP_CLASSES:
-        section.add(_heatmaps(posterior, quality))
+        ax = plots.annotator_intervals(busiest, plotted)
+        section.add(figure(ax.figure, f"{' and '.join(plotted).capitalize()} of the "
+                                      f"{len(busiest)} annotators with the most labels (90 % "
+                                      "intervals)."))
+    if entry.confusion is not None and result.data.n_classes <= MAX_HEATMAP_CLASSES:
+        busiest = quality.sort_values("labels", ascending=False).index[:MAX_HEATMAPS]
+        axes = plots.confusion_matrices(entry.confusion(result.trace["posterior"], busiest))
+        section.add(figure(axes.ravel()[0].figure,
+                           f"Posterior mean confusion matrices of the {len(busiest)} annotators "
+                           "with the most labels (rows: true class; columns: label given)."))
     section.add(table(frame, id="annotator-table", sortable=True, searchable=True,
                       caption="Every annotator, least often right first."))
     return section
 
 
 def _annotator_parameters(section: Section, result) -> Section:
-    """Comparisons and label sets: each annotator's parameters with 90 % intervals (noisy
-    Bradley–Terry's rate of random answers; the multi-label model's sensitivity and
-    specificity averaged over the labels), and the likely spammers."""
-    posterior = result.trace["posterior"]
+    """Comparisons and label sets: each annotator's declared parameters with 90 % intervals,
+    and the likely spammers where the model declares a flag."""
+    entry = models.entry(result.model)
+    parameters = _parameters(result)
     columns = {}
-    for name, draws in _annotator_draws(posterior).items():
+    for name, draws in parameters.items():
         columns.update(_interval_columns(draws, name))
-    for name in ("sensitivity", "specificity"):
-        if name in posterior.data_vars and "annotator" in posterior[name].dims:
-            var = posterior[name].mean("class").transpose("chain", "draw", "annotator")
-            columns.update(_interval_columns(var.values.reshape(-1, var.sizes["annotator"]),
-                                             f"mean_{name}"))
     if not columns:
         section.add(paragraph(f"The {result.model} model has no per-annotator parameters; the "
                               "predictive checks below show how the annotations are fitted."))
         return section
     frame = pd.DataFrame(columns, index=pd.Index(result.data.annotators, name="annotator"))
-    if "spam" in frame:
-        spam = _annotator_draws(posterior)["spam"]
-        frame["likely_spammer"] = (spam > 0.5).mean(axis=0) >= SPAM_SHARE
-        flagged = frame.index[frame["likely_spammer"]]
-        section.add(paragraph(
-            f"spam: the rate at which the annotator answers at random. {len(flagged)} of "
-            f"{len(frame)} annotators are likely spammers (at least {SPAM_SHARE:.0%} of the "
-            "draws have them answer at random more often than not)"
-            + (f": {', '.join(map(str, flagged[:20]))}" if len(flagged) else "") + "."))
-    else:
-        section.add(paragraph(
-            "mean_sensitivity and mean_specificity: each annotator's probability of marking a "
-            "label the item carries, and of leaving out one it does not, averaged over the "
-            "labels, with 90 % intervals."))
+    if entry.spammer is not None:
+        _spammers(section, frame, entry, parameters)
+    elif entry.annotator_note:
+        section.add(paragraph(entry.annotator_note))
     section.add(table(frame, id="annotator-table", sortable=True, searchable=True,
                       caption="Every annotator's parameters (posterior mean and 90 % interval)."))
     return section
-
-
-def _heatmaps(posterior, quality: pd.DataFrame) -> str:
-    """Posterior mean confusion matrices of the busiest annotators (and the population's,
-    for hierarchical Dawid–Skene)."""
-    busiest = quality.sort_values("labels", ascending=False).index[:MAX_HEATMAPS]
-    mean = posterior["confusion"].mean(("chain", "draw"))
-    if "subclass" in mean.dims:  # easy-hard: the hard rows, by true class
-        return paragraph("The easy-hard model's confusion rows are per subclass; see the "
-                         "trace's confusion variable.")
-    mean = mean.sel(annotator=list(busiest))
-    if "population_confusion" in posterior:
-        population = posterior["population_confusion"].mean(("chain", "draw"))
-        mean = population.expand_dims(annotator=["population"]).combine_first(mean) \
-            .sel(annotator=["population", *busiest])
-    axes = plots.confusion_matrices(mean)
-    return figure(axes.ravel()[0].figure,
-                  f"Posterior mean confusion matrices of the {len(busiest)} annotators with "
-                  "the most labels (rows: true class; columns: label given).")
 
 
 def next_labels(result, budget: int, threshold: float) -> Section:

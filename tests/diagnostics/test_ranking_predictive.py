@@ -5,7 +5,7 @@ import pytest
 
 from plausible.data.rankings import Rankings
 from plausible.diagnostics.ranking_predictive import _statistics, ranking_predictive_check
-from plausible.inference.plackett_luce_sampler import sample_candidates
+from plausible.models.plackett_luce.sampler import sample_candidates
 from plausible.metrics import to_dense
 
 

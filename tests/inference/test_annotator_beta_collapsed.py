@@ -1,5 +1,5 @@
 """The collapsed sweep of Carpenter's annotator-beta model
-(:mod:`plausible.inference.annotator_beta_collapsed`): the class sweep's stationary
+(:mod:`plausible.models.annotator_beta.collapsed`): the class sweep's stationary
 distribution against the enumerated ``p(c | hyper, x)``, the hyper-parameters' marginal
 density against quadrature, and simulation-based calibration of the whole sampler. NUTS on
 the model with the classes summed out: ``tests/models/test_annotator_beta.py``."""
@@ -12,7 +12,7 @@ from scipy import integrate, stats
 from scipy.special import betaln
 
 import plausible as pl
-from plausible.inference import annotator_beta_collapsed as collapsed
+from plausible.models.annotator_beta import collapsed
 from plausible.inference.declarations import declared_gibbs
 from plausible.inference.sbc import simulation_based_calibration
 from plausible.models import annotator_beta as ab

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 import plausible as pl
-from plausible.inference import class_swap
-from plausible.inference import dawid_skene_members as members
-from plausible.inference.dawid_skene_sampler import Design, DawidSkeneKernel
+from plausible.inference.step_methods import class_swap
+from plausible.models.dawid_skene import members
+from plausible.models.dawid_skene.sampler import Design, DawidSkeneKernel
 from plausible.inference.driver import sample_kernel
 
 from test_dawid_skene_collapsed import MEMBERS, log_joint, small

@@ -14,9 +14,9 @@ import pytest
 from scipy.special import gammaln
 
 import plausible as pl
-from plausible.inference import dawid_skene_collapsed as collapsed
-from plausible.inference import dawid_skene_members as members
-from plausible.inference.dawid_skene_sampler import Design, DawidSkeneKernel, sample_dawid_skene
+from plausible.models.dawid_skene import collapsed
+from plausible.models.dawid_skene import members
+from plausible.models.dawid_skene.sampler import Design, DawidSkeneKernel, sample_dawid_skene
 from plausible.inference.sbc import simulation_based_calibration
 
 from posterior_agreement import assert_same_posterior

@@ -15,9 +15,9 @@ from dawid_skene_simulation import simulate_from_prior
 from split_rhat import classic_split_rhat
 
 import plausible as pl
-from plausible.inference import dawid_skene_kernel as kernel
-from plausible.inference import dawid_skene_members as members
-from plausible.inference.dawid_skene_sampler import Design, sample_dawid_skene
+from plausible.models.dawid_skene import kernel
+from plausible.models.dawid_skene import members
+from plausible.models.dawid_skene.sampler import Design, sample_dawid_skene
 from plausible.inference.memory import MemoryBudgetError
 from plausible.inference.sbc import simulation_based_calibration
 from plausible.models import dawid_skene as ds

@@ -9,7 +9,7 @@ from scipy import stats
 from scipy.special import log_expit
 
 from plausible.data.glad_simulation import simulate_glad
-from plausible.inference import difficulty_slice as ds
+from plausible.inference.step_methods import difficulty_slice as ds
 from plausible.inference.declarations import declared_gibbs
 from plausible.maths.logspace import exp_nonpositive, sum_log1p_exp
 from plausible.models import glad, su_difficulty

@@ -1,11 +1,11 @@
 """The Dirichlet-multinomial population's slice target and its count summary
-(:mod:`plausible.inference.dirichlet_multinomial_population`)."""
+(:mod:`plausible.inference.step_methods.dirichlet_multinomial_population`)."""
 
 import numpy as np
 from scipy import stats
 from scipy.special import gammaln
 
-from plausible.inference import dirichlet_multinomial_population as population
+from plausible.inference.step_methods import dirichlet_multinomial_population as population
 
 
 def test_density_is_the_rows_integrated_out_with_the_priors():

@@ -10,7 +10,7 @@ import pytest
 
 import plausible as pl
 from plausible.data.ratings_simulators import simulate_nig
-from plausible.models.ratings_nig import NIGPrior
+from plausible.models.ratings.nig import NIGPrior
 
 from posterior_agreement import assert_same_posterior
 

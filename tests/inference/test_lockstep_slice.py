@@ -4,7 +4,7 @@ width, on an unbounded and on a bounded support."""
 import numpy as np
 from scipy import stats
 
-from plausible.inference.lockstep_slice import slice_updates
+from plausible.inference.step_methods.lockstep_slice import slice_updates
 
 
 def test_lockstep_updates_draw_each_coordinate_from_its_own_density():

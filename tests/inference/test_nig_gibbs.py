@@ -18,7 +18,7 @@ import plausible as pl
 from plausible.data import Ratings
 from plausible.data.ratings_simulators import simulate_nig
 from plausible.inference.declarations import declared_gibbs
-from plausible.inference.nig_gibbs import draw_nig
+from plausible.inference.step_methods.nig_gibbs import draw_nig
 from plausible.models import ratings as nig
 
 PRIOR = nig.NIGPrior(mu0=1.0, kappa0=2.0, alpha0=4.0, beta0=3.0)

@@ -6,7 +6,7 @@ import pytest
 import plausible
 from plausible.data.rankings import Rankings
 from plausible.diagnostics.estimators import ess_bulk
-from plausible.inference.plackett_luce_gibbs import gibbs_sweep, sample_block_orders
+from plausible.models.plackett_luce.gibbs import gibbs_sweep, sample_block_orders
 from plausible.models import plackett_luce
 from plausible.maths import plackett_luce as pll
 from plackett_luce_cases import brute_force_order_probabilities
@@ -119,7 +119,7 @@ def test_simulation_based_calibration():
 def test_compiled_augmentation_matches_reference(seed):
     """Exposures of the numba kernel and of the enumeration-checked numpy reference have the
     same distribution (means and sds over 20 000 independent augmentations)."""
-    from plausible.inference.plackett_luce_gibbs import augment, augment_reference
+    from plausible.models.plackett_luce.gibbs import augment, augment_reference
     from plackett_luce_cases import random_rankings, tile_items
 
     rng = np.random.default_rng(seed)

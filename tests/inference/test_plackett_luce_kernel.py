@@ -1,4 +1,4 @@
-"""Compiled PL sweep (plausible.inference.plackett_luce_kernel) against independent routes:
+"""Compiled PL sweep (plausible.models.plackett_luce.kernel) against independent routes:
 the numpy likelihood, the enumeration-checked numpy augmentation, and (slow) simulation-based
 calibration of the whole sweep, Metropolis moves included."""
 
@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 
 from plausible.data.rankings import Rankings
-from plausible.inference import plackett_luce_kernel as kernel
+from plausible.models.plackett_luce import kernel
 from plausible.maths.logspace import log_gamma_draw, log_gamma_draws
-from plausible.inference.plackett_luce_gibbs import (
+from plausible.models.plackett_luce.gibbs import (
     augment,
     augment_reference,
     draw_worths,
     rescale_log_shift,
 )
-from plausible.inference.plackett_luce_sampler import reference_parts, sample_candidates
+from plausible.models.plackett_luce.sampler import reference_parts, sample_candidates
 from plausible.maths import plackett_luce as pll
 from plausible.maths.plackett_luce import logsumexp
 from plackett_luce_cases import random_rankings, tile_items

@@ -8,7 +8,7 @@ import plausible
 import plausible.metrics as metrics
 from plausible.data.rankings import Rankings
 from plausible.diagnostics.estimators import ess_bulk
-from plausible.inference.plackett_luce_sampler import sample_candidates
+from plausible.models.plackett_luce.sampler import sample_candidates
 from plausible.models import plackett_luce
 
 SELECTORS = [

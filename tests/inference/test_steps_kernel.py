@@ -1,5 +1,5 @@
 """The declared PyMC steps of GLAD, Su, annotator-beta and dense Plackett–Luce run in the one
-driver (:class:`plausible.inference.steps_kernel.StepsKernel`). That they sample the posterior
+driver (:class:`plausible.inference.bridges.from_pymc_steps.StepsKernel`). That they sample the posterior
 ``pm.sample`` does with the same steps is checked for every registered model in
 ``test_kernel_step.py``; here: the route, the trace's groups, reproducibility, the warm-up
 and the refusal of steps that leave a variable uncovered."""
@@ -9,7 +9,7 @@ import pytest
 
 import plausible as pl
 from plausible.inference.declarations import declared_gibbs
-from plausible.inference.steps_kernel import StepsKernel, sample_steps
+from plausible.inference.bridges.from_pymc_steps import StepsKernel, sample_steps
 
 
 @pytest.fixture(scope="module")

@@ -13,9 +13,9 @@ import pytest
 from scipy.special import gammaln, logsumexp
 
 import plausible as pl
-from plausible.inference import dawid_skene_members as members
-from plausible.inference.dawid_skene_sampler import Design, DawidSkeneKernel
-from plausible.inference.symmetric_prior import (symmetric_concentration, symmetric_log_density,
+from plausible.models.dawid_skene import members
+from plausible.models.dawid_skene.sampler import Design, DawidSkeneKernel
+from plausible.inference.step_methods.symmetric_prior import (symmetric_concentration, symmetric_log_density,
                                                  symmetric_scan, symmetric_summary)
 from plausible.models import dawid_skene as ds
 

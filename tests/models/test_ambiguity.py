@@ -267,7 +267,7 @@ def test_the_sampler_is_chosen_by_the_urns_cost_and_refused_in_one_line():
     """``sampler=None`` takes the urn where a forward pass is cheap (two classes, ten labels
     an item) and the single-site sweep where it is not; an urn whose tables would not fit, or
     an unknown name, is refused naming what to pass."""
-    from plausible.inference.ambiguity_sampler import choose_sampler
+    from plausible.models.ambiguity.sampler import choose_sampler
 
     assert choose_sampler(np.full(800, 10), 2, None) == "urn"  # Snow's RTE
     assert choose_sampler(np.full(177, 10), 3, None) == "single-site"  # WSD: 66 a label
@@ -507,7 +507,7 @@ def test_the_swap_move_is_the_ratio_of_the_collapsed_posteriors():
     intended classes 0 <-> 2 is ``log p(t') - log p(t)`` with ``lambda`` integrated out
     (Dirichlet-multinomial, ``_log_dm``) and the labels' confusion entries; a uniform just
     below the ratio accepts, just above rejects."""
-    from plausible.inference.ambiguity_sampler import swap_moves
+    from plausible.models.ambiguity.sampler import swap_moves
 
     rng = np.random.default_rng(3)
     C, I, J = 3, 4, 3
@@ -547,7 +547,7 @@ def test_the_unanimous_move_draws_from_the_posterior_restricted_to_unanimous_ite
     class with probability ``p(all = c) / sum_c' p(all = c')`` (``lambda`` integrated out,
     ``_log_dm``): the inverse-CDF classes at a grid of uniforms match the brute-force
     probabilities' quantiles; an item whose classes disagree does not move."""
-    from plausible.inference.ambiguity_sampler import unanimous_moves
+    from plausible.models.ambiguity.sampler import unanimous_moves
 
     rng = np.random.default_rng(5)
     C, J = 3, 4

@@ -15,7 +15,7 @@ from scipy import stats
 
 import plausible as pl
 from plausible.data.comparisons import Comparisons
-from plausible.inference.bradley_terry_sampler import (BradleyTerryKernel, PairDesign,
+from plausible.models.bradley_terry.sampler import (BradleyTerryKernel, PairDesign,
                                                        outcome_log_probabilities, rank_one_hot)
 from plausible.inference.sbc import simulation_based_calibration
 from plausible.models import bradley_terry

@@ -12,7 +12,7 @@ import xarray as xr
 from scipy.special import logsumexp, softmax
 
 import plausible as pl
-from plausible.inference import dawid_skene_members as members
+from plausible.models.dawid_skene import members
 from plausible.models import dawid_skene as ds
 
 from posterior_agreement import assert_same_posterior

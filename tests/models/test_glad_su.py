@@ -16,8 +16,8 @@ from scipy.special import expit, logsumexp, softmax
 from plausible.data.glad_simulation import simulate_glad
 from plausible.data.labels import Labels
 from plausible.inference.declarations import declared_gibbs
-from plausible.inference.latent_class_gibbs import ClassGibbs
-from plausible.inference.difficulty_slice import LabelGroups
+from plausible.inference.step_methods.latent_class_gibbs import ClassGibbs
+from plausible.data.label_groups import LabelGroups
 from plausible.models import glad, su_difficulty
 from plausible.models.latent_class import class_log_likelihood_graph, majority_vote, posterior_labels
 from plausible.maths.fallibility import error_rate

@@ -20,14 +20,14 @@ from plausible.data import Votes, simulate_glad, simulate_nig, simulate_su
 from plausible.diagnostics.annotation_predictive import annotation_predictive_check
 from plausible.distributed import sample_shards_in_memory
 from plausible.inference.declarations import declared_log_likelihood
-from plausible.inference.difficulty_slice import LabelGroups
+from plausible.data.label_groups import LabelGroups
 from plausible.maths.fallibility import error_rate, label_log_likelihood
 from plausible.metrics import set_options
 from plausible.metrics.storage import CandidateStorage, storage_form
 from plausible.models import glad, plackett_luce, ratings, su_difficulty
 from plausible.models.latent_class import class_log_likelihoods, marginal_log_likelihoods
-from plausible.models.irn import irn
-from plausible.models.ratings_nig import NIGPrior
+from plausible.models.prirn.irn import irn
+from plausible.models.ratings.nig import NIGPrior
 
 DRAWS, CHAINS = 100, 2
 CHECKED = [(0, 0), (0, 57), (1, 99)]

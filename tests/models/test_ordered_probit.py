@@ -13,7 +13,7 @@ from scipy.special import logsumexp
 import plausible as pl
 from plausible.data.labels import Labels
 from plausible.inference.memory import MemoryBudgetError
-from plausible.inference.ordered_probit_sampler import OrderedProbitKernel
+from plausible.models.ordered_probit.sampler import OrderedProbitKernel
 from plausible.models import ordered_probit
 
 from posterior_agreement import assert_same_posterior
@@ -146,7 +146,7 @@ def test_the_joint_noise_and_random_answer_move_draws_its_conditional_by_quadrat
         state = kernel.annotator_moves(rng, counts, bias, *state, moves=0, grid=every)[1:]
         draws.append(np.concatenate(state))
     draws = np.array(draws)
-    from plausible.inference.ordered_probit_sampler import LOG_NOISE_EDGES, LOGIT_SPAM_EDGES
+    from plausible.models.ordered_probit.sampler import LOG_NOISE_EDGES, LOGIT_SPAM_EDGES
     log_s = np.linspace(LOG_NOISE_EDGES[0], LOG_NOISE_EDGES[-1], 301)
     logit = np.linspace(LOGIT_SPAM_EDGES[0], LOGIT_SPAM_EDGES[-1], 301)
     grid = np.stack(np.meshgrid(0.5 * (log_s[1:] + log_s[:-1]),
@@ -168,7 +168,7 @@ def test_the_compiled_label_probabilities_hold_far_into_the_tails():
     error below 1e-9."""
     from scipy.special import log_ndtr
 
-    from plausible.inference import ordered_probit_kernel as compiled
+    from plausible.models.ordered_probit import kernel as compiled
 
     K = 5
     bias = np.array([0.0, 0.3, -1.7, 2.9, 0.49])

@@ -4,7 +4,7 @@ import numpy as np
 import scipy.optimize
 
 from plausible.data.rankings import Rankings
-from plausible.models.plackett_luce_mle import maximum_likelihood
+from plausible.models.plackett_luce.mle import maximum_likelihood
 from plackett_luce_cases import brute_force_likelihood
 
 # every class is beaten and beats someone: an interior ML estimate exists

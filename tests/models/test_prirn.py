@@ -6,7 +6,7 @@ import pytest
 from plausible.data import Rankings
 from plausible.inference import sample
 from plausible.models import prirn
-from plausible.models.irn import irn, irn_scores
+from plausible.models.prirn.irn import irn, irn_scores
 
 from dirichlet_moments import assert_matches_dirichlet
 

@@ -16,7 +16,8 @@ from plausible.data.ratings import Ratings
 from plausible.data.ratings_simulators import simulate_nig
 from plausible.maths.normal_intervals import log_interval_probability, truncated_normal_draws
 from plausible.models import ratings_censored
-from plausible.models.ratings_nig import NIGPrior
+from plausible.models.ratings.consensus import expected_rating
+from plausible.models.ratings.nig import NIGPrior
 
 from posterior_agreement import assert_same_posterior
 
@@ -175,7 +176,7 @@ def test_expected_rating_is_the_mean_of_the_recorded_rating():
                                   (5.0, 400.0, 0.0, np.inf), (130.0, 900.0, -np.inf, 100.0),
                                   (10.0, 25.0, -np.inf, np.inf)]:
         simulated = np.clip(rng.normal(mu, np.sqrt(sigma2), 2_000_000), low, high)
-        expected = ratings_censored.expected_rating(mu, sigma2, low, high)
+        expected = expected_rating(mu, sigma2, low, high)
         assert abs(expected - simulated.mean()) < 5 * simulated.std() / np.sqrt(simulated.size)
 
 

@@ -23,8 +23,8 @@ from plausible.data.ratings_simulators import (
     simulate_toxicity,
 )
 from plausible.models import ratings as nig
-from plausible.models.ratings_empirical import _objective
-from plausible.models.ratings_stream import iter_draws
+from plausible.models.ratings.empirical import _objective
+from plausible.models.ratings.stream import iter_draws
 
 PRIOR = nig.NIGPrior(mu0=1.0, kappa0=2.0, alpha0=4.0, beta0=3.0)
 

@@ -51,7 +51,7 @@ def test_available_lists_every_aggregation_model():
                                 "ambiguity-dawid-skene", "ambiguity-one-coin"}
     assert set(table["data"]) == set(models.FORMATS)
     assert set(table["reliability"]) == {"tempering", "repetitions"}
-    assert list(models.available("rankings").index) == ["prirn", "plackett-luce"]
+    assert list(models.available("rankings").index) == ["plackett-luce", "prirn"]
     with pytest.raises(ValueError, match="unknown model 'bcc'; available: dirichlet"):
         models.get("bcc")
     with pytest.raises(ValueError, match="data must be one of"):
@@ -122,3 +122,42 @@ def test_every_registered_model_fits_through_the_front_door(name):
     assert np.isfinite(plausibility.values).all()
     if entry.plausibility != models.LABEL_MARGINALS:  # one distribution per item
         np.testing.assert_allclose(plausibility.sum("class"), 1.0, rtol=1e-6)
+
+
+UPPER_LAYERS = ("plausible/aggregation", "plausible/report", "plausible/cli",
+                "plausible/comparison.py", "plausible/active")
+"""The layers above the models, which read what the registry declares and name no model."""
+COLUMN_WORDS = {"accuracy", "strategy"}
+"""Posterior variable names that are also the column names of study tables
+(``plausible.active.study``): a word there is not a model's variable."""
+
+
+def test_no_layer_above_the_models_names_a_model_or_its_variables():
+    """No string literal in the upper layers is a registered model's name or one of the
+    posterior variables of a registered model (built on the tiny data above), and none imports
+    a model family's module: they read the registry's declarations."""
+    import re
+    from pathlib import Path
+
+    variables = set()
+    for name in models.available().index:
+        entry = models.entry(name)
+        built = entry.build(DATA[entry.data], **OPTIONS.get(name, {}))
+        variables |= {v.name for v in built.free_RVs + built.deterministics}
+    variables -= {"plausibility"} | COLUMN_WORDS
+    names = set(models.available().index) | variables
+    families = {p.name for p in models.registry.FAMILIES.iterdir()
+                if (p / "__init__.py").exists()}
+    literal = re.compile(r"""["']([a-z0-9_-]+)["']""")
+    family_import = re.compile(r"(?:plausible\.models\.|from plausible\.models import .*\b)("
+                               + "|".join(sorted(families)) + r")\b")
+    root = Path(models.__file__).parents[2]
+    found = []
+    for layer in UPPER_LAYERS:
+        path = root / layer
+        for file in ([path] if path.suffix else sorted(path.rglob("*.py"))):
+            for number, line in enumerate(file.read_text().splitlines(), 1):
+                hits = {m for m in literal.findall(line) if m in names}
+                hits |= set(family_import.findall(line))
+                found += [f"{file.relative_to(root)}:{number}: {hit}" for hit in sorted(hits)]
+    assert not found, "\n".join(found)

@@ -1,0 +1,1 @@
+"""The two bridges between PyMC and the kernel protocol: a kernel run as a PyMC step method (:mod:`.as_pymc_step`), and a model's PyMC step methods run by the driver as one kernel (:mod:`.from_pymc_steps`)."""

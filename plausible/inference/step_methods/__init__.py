@@ -1,0 +1,1 @@
+"""PyMC step methods and exact draws shared by the model families: conjugate Gibbs draws (Dirichlet, Normal-Inverse-Gamma, latent classes), slice samplers (univariate, in lockstep over blocks, for hyper-parameters, GLAD and Su difficulty scans) and the class-swap move."""
