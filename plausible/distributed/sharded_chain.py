@@ -54,7 +54,7 @@ from plausible.distributed.checkpoints import (
 )
 from plausible.models.dawid_skene.sampler import Design
 from plausible.inference.driver import AUTO, sample_kernel
-from plausible.inference.kernel import Variable
+from plausible.inference.kernel import Kernel, Variable
 from plausible.inference.sampling import no_variable_fails
 from plausible.metrics.accumulated import (
     GROUP,
@@ -276,7 +276,7 @@ class ShardedState:
     init: dict | None = None
 
 
-class ShardedKernel:
+class ShardedKernel(Kernel):
     """The scan of the module docstring for a global half ``half`` (:class:`GlobalHalf`) over
     the shards ``call`` reaches: ``call(method, *args)`` runs an :class:`ItemShard` method on
     every shard and returns their results in shard order, raising :class:`ShardLost` when a
@@ -301,7 +301,6 @@ class ShardedKernel:
         self.call, self.half = call, half
         self.default_tune = half.default_tune
         self.checkpoints = checkpoints
-        self.split_at = None  # set by the driver before each block (the kernel protocol)
         J, C, N = n_annotators, n_classes, n_items
         self.shape = (J, C)
         self.variables = half.variables(J, C)

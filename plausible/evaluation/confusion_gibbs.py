@@ -27,7 +27,7 @@ import numpy as np
 from plausible.diagnostics.convergence import RHAT_MAX
 from plausible.diagnostics.estimators import ess_bulk, rhat
 from plausible.inference.driver import run_kernel
-from plausible.inference.kernel import Variable
+from plausible.inference.kernel import Kernel, Variable
 from plausible.maths.logspace import log_dirichlet_draws, log_gamma_draw
 from plausible.evaluation.binary import check_likelihood, check_prediction, label_posterior
 
@@ -118,7 +118,7 @@ def _sweep(rng, log_K, a, P, yhat, counts, posterior, accumulate):  # pragma: no
             log_K[l, n] -= norm
 
 
-class ConfusionKernel:
+class ConfusionKernel(Kernel):
     """The sweep of :func:`confusion_gibbs` for one chain (a kernel of
     :mod:`plausible.inference.kernel`): ``P (class, item)`` the classes' probabilities given
     the labels only, ``yhat (item,)`` the predictions, ``a (class,)`` the rows' prior. State:

@@ -58,8 +58,8 @@ class Chains:
     :class:`plausible.metrics.accumulated.Accumulator`) instead of being stored, with
     ``accumulator.split(chain)`` before the draw that begins the chain's second half (of the
     draws so far; a block cut short by ``max_draws`` leaves the earlier split). A kernel that
-    summarises its own kept draws (``split_at`` attribute) is told the same before each block:
-    ``kernel.split_at``, the index of that draw, or None. ``resume``:
+    summarises its own kept draws reads the same, set before each block as
+    ``kernel.split_at``: the index of that draw, or None. ``resume``:
     one ``{name: value}`` per chain, from which ``kernel.resume`` starts that chain instead
     of ``kernel.start`` (a warm start from an earlier run's final states). :meth:`finish` gives the per-chain statistics, :meth:`close`
     releases what the chains hold (also on leaving a ``with`` block)."""
@@ -68,9 +68,9 @@ class Chains:
                  thin: int | None = None, cores: int | None = None, skip=(),
                  accumulate: Mapping | None = None, resume=None):
         self.kernel, self.n_chains = kernel, _positive("chains", chains)
-        if resume is not None and (len(resume) != chains or not hasattr(kernel, "resume")):
+        if resume is not None and (len(resume) != chains or not kernel.resumes):
             raise ValueError(f"resume needs a kernel that resumes ({kernel.name} "
-                             f"{'does' if hasattr(kernel, 'resume') else 'does not'}) and one "
+                             f"{'does' if kernel.resumes else 'does not'}) and one "
                              f"state per chain ({chains}), got {len(resume)}")
         self.resume = resume
         self.tune = kernel.default_tune if tune is None else int(tune)
@@ -83,7 +83,7 @@ class Chains:
         unknown = set(self.accumulate) - (set(skip) & set(kernel.variables))
         if unknown:
             raise ValueError(f"only skipped variables of the kernel are accumulated: {sorted(unknown)}")
-        if self.accumulate and getattr(kernel, "independent", False):
+        if self.accumulate and kernel.independent:
             raise ValueError("an independent kernel writes a block of draws per sweep: nothing "
                              "to accumulate draw by draw")
         self.buffers = {name: np.zeros((chains, *kernel.variables[name].shape),
@@ -94,11 +94,11 @@ class Chains:
         self.started = [False] * chains
         self.kept = 0
         self.threads = min(chains, available_cores() if cores is None else _positive("cores", cores),
-                           getattr(kernel, "max_threads", chains))
+                           kernel.max_threads or chains)
 
     def _sweeps(self, n: int) -> int:
         """Sweeps of one chain for its next ``n`` kept draws."""
-        if getattr(self.kernel, "independent", False):
+        if self.kernel.independent:
             return 1
         return self.tune * (self.kept == 0) + n * self.thin
 
@@ -115,7 +115,7 @@ class Chains:
             self.states[c] = (kernel.start(rng) if self.resume is None
                               else kernel.resume(self.resume[c], rng))
             self.started[c] = True
-        if getattr(kernel, "independent", False):
+        if kernel.independent:
             self.states[c] = kernel.sweep(rng, self.states[c],
                                           {name: a[c] for name, a in values.items()})
             if progress is not None:
@@ -155,8 +155,7 @@ class Chains:
         progress = current_progress()
         if progress is not None:
             progress.add(self.n_chains * self._sweeps(n))
-        if hasattr(self.kernel, "split_at"):
-            self.kernel.split_at = self._split_at(n)
+        self.kernel.split_at = self._split_at(n)
         run_chains(lambda c, *, stop: self._chain(c, n, values, stop=stop, progress=progress),
                    [(c,) for c in range(self.n_chains)], self.threads)
         self.kept += n
@@ -165,7 +164,7 @@ class Chains:
     def finish(self) -> dict[str, np.ndarray]:
         """``{name: (chain, *shape)}``: the kernel's per-chain statistics (``chain_stats``,
         written by ``kernel.finish(state, out)``) after the draws so far."""
-        stats = getattr(self.kernel, "chain_stats", {})
+        stats = self.kernel.chain_stats
         values = {name: np.zeros((self.n_chains, *v.shape), dtype=v.dtype)
                   for name, v in stats.items()}
         for c in range(self.n_chains if stats else 0):
@@ -173,12 +172,10 @@ class Chains:
         return values
 
     def close(self) -> None:
-        close = getattr(self.kernel, "close", None)
-        if close is not None:
-            for c in range(self.n_chains):
-                if self.started[c]:
-                    close(self.states[c])
-                    self.started[c] = False
+        for c in range(self.n_chains):
+            if self.started[c]:
+                self.kernel.close(self.states[c])
+                self.started[c] = False
 
     def __enter__(self):
         return self
@@ -387,7 +384,7 @@ def sample_kernel(kernel: Kernel, *, draws: int | str = 1000, chains: int = 4, s
     the posterior's ``draws_stopped_by`` attribute says which), keeping at most
     ``max_stored`` draws per chain, evenly spread (the posterior's ``thin``). ``resume``:
     start the chains from an earlier run's final states (:class:`Chains`)."""
-    computable = tuple(getattr(kernel, "lazy_variables", ()))
+    computable = tuple(kernel.lazy_variables)
     if lazy and not computable:
         raise ValueError(f"{kernel.name} computes no variable when read")
     skip = computable if lazy else ()
@@ -419,7 +416,7 @@ def sample_kernel(kernel: Kernel, *, draws: int | str = 1000, chains: int = 4, s
         "sampler": kernel.name, "tune": int(tune), **run,
         **({"computed_when_read": ",".join(skip)} if computable else {}), **(attrs or {})})
     stats = xr.merge([dataset(kernel.stats, ("chain", "draw")),
-                      dataset(getattr(kernel, "chain_stats", {}), ("chain",))])
+                      dataset(kernel.chain_stats, ("chain",))])
     trace = assemble(posterior, sample_stats=stats, constant_data=constant_data)
     if summarised:
         trace[GROUP] = xr.DataTree(accumulate[NAME].dataset(coords))

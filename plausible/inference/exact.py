@@ -34,7 +34,7 @@ from pymc.backends.arviz import coords_and_dims_for_inferencedata, dict_to_datas
 
 from plausible.inference.step_methods.dirichlet_gibbs import CandidateForm, DirichletGibbs
 from plausible.inference.driver import assemble, kernel_blocks
-from plausible.inference.kernel import Variable
+from plausible.inference.kernel import Kernel, Variable
 from plausible.inference.trace_groups import data_groups, model_variables, with_deterministics
 from plausible.metrics.storage import candidate_groups
 
@@ -56,7 +56,7 @@ def candidate_form(steps) -> CandidateForm | None:
     return None
 
 
-class ExactKernel:
+class ExactKernel(Kernel):
     """The declared independent ``steps`` of a model as one independent kernel: a sweep fills
     a block of exact draws of every free variable (dense), or, with ``form``, of the one
     Dirichlet step's candidate values ``candidate_values (item, candidate)`` and pooled mass

@@ -23,6 +23,10 @@ and implements
   value`` for every name of ``variables`` and ``stats`` that ``out`` holds (a variable left
   out is not wanted: the kernel may skip computing it). ``state`` may be updated in place.
 
+A kernel subclasses :class:`Kernel` (or :class:`PyMCKernel`), as a PyMC step method
+subclasses ``BlockedStep``; the optional members below have defaults there that mean "the
+kernel does not do this", so the driver reads them without probing.
+
 Optional: ``max_threads`` caps the threads its chains run in (1: one after another);
 ``close(state)`` releases what ``start`` acquired (thread pools);
 ``chain_stats`` (name -> :class:`Variable`) are statistics of a whole chain, which
@@ -54,7 +58,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from abc import ABC, abstractmethod
+from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
@@ -77,33 +83,69 @@ class Variable:
         return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
 
 
-@runtime_checkable
-class Kernel(Protocol):
-    """One model's sweep (module docstring)."""
+class Kernel(ABC):
+    """One model's sweep (module docstring). A subclass sets ``name``, ``variables``,
+    ``stats``, ``default_tune`` and ``default_thin`` and implements :meth:`start` and
+    :meth:`sweep`; every other member has the default of a kernel without it."""
 
     name: str
     variables: Mapping[str, Variable]
     stats: Mapping[str, Variable]
     default_tune: int
     default_thin: int
+    independent: bool = False
+    """Whether a sweep ignores the state and writes a whole block of independent draws."""
+    max_threads: int | None = None
+    """The most threads its chains may run in (None: no cap)."""
+    chain_stats: Mapping[str, Variable] = MappingProxyType({})
+    """Statistics of a whole chain, written by :meth:`finish`."""
+    lazy_variables: tuple[str, ...] = ()
+    """Variables :meth:`compute_when_read` computes from the stored ones when read."""
+    split_at: int | None = None
+    """Set by the driver before each block of draws: the index of the kept draw that begins
+    each chain's second half (None when it lies in an earlier block)."""
 
+    @abstractmethod
     def start(self, rng: np.random.Generator) -> Any:
         """A chain's first state, dispersed between chains by ``rng`` (module docstring)."""
 
+    @abstractmethod
     def sweep(self, rng: np.random.Generator, state: Any,
               out: Mapping[str, np.ndarray] | None) -> Any:
         """One sweep from ``state``, writing the draw into ``out`` on a kept sweep (module
         docstring)."""
 
+    def resume(self, values: Mapping[str, np.ndarray], rng: np.random.Generator) -> Any:
+        """A chain's state from an earlier run's final values (a warm start); a kernel that
+        resumes overrides it (:attr:`resumes`)."""
+        raise NotImplementedError(f"the {self.name} kernel does not resume")
 
-@runtime_checkable
-class PyMCKernel(Kernel, Protocol):
+    @property
+    def resumes(self) -> bool:
+        """Whether the kernel starts a chain from an earlier run's values (:meth:`resume`)."""
+        return type(self).resume is not Kernel.resume
+
+    def finish(self, state: Any, out: Mapping[str, np.ndarray]) -> None:
+        """Write the chain's ``chain_stats`` into ``out`` after its last sweep (none by
+        default)."""
+
+    def close(self, state: Any) -> None:
+        """Release what :meth:`start` acquired (nothing by default)."""
+
+    def compute_when_read(self, values: Mapping[str, Any]) -> dict:
+        """``{name: dask array}`` of the ``lazy_variables`` from the stored ``values``."""
+        raise NotImplementedError(f"the {self.name} kernel computes no variable when read")
+
+
+class PyMCKernel(Kernel):
     """A kernel that also runs as a PyMC step: its state can be built from the model's free
     variables and read back as them (module docstring)."""
 
+    @abstractmethod
     def load(self, values: Mapping[str, np.ndarray], rng: np.random.Generator) -> Any:
         """A state built from the model's free variables ``values`` (module docstring)."""
 
+    @abstractmethod
     def to_point(self, state: Any, draw: Mapping[str, np.ndarray]) -> Mapping[str, np.ndarray]:
         """The model's free variables after the sweep that recorded ``draw`` (module docstring)."""
 

@@ -9,7 +9,7 @@ from plausible.inference.driver import assemble, kernel_blocks, run_kernel, run_
 from plausible.inference.kernel import Kernel, Variable, nbytes_per_draw
 
 
-class Counter:
+class Counter(Kernel):
     """Records how many sweeps its chain has run, and a uniform drawn by each sweep."""
 
     name = "counter"
@@ -61,7 +61,7 @@ def test_same_seed_same_draws_whatever_the_threads_and_the_number_of_chains():
     assert not np.array_equal(run_kernel(Counter(), draws=5, chains=3, seed=8)["u"], one)
 
 
-class Uniforms:
+class Uniforms(Kernel):
     """Independent draws: a sweep fills a whole block of ``(n, 3)`` uniforms."""
 
     name = "uniforms"

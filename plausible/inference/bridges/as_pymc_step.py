@@ -113,9 +113,8 @@ class KernelStep(BlockedStep):
         if self._state is None and self.start == "kernel":
             self._state = kernel.start(self.rng)
         elif self._state is None or self._moved(point):
-            close = getattr(kernel, "close", None)
-            if self._state is not None and close is not None:
-                close(self._state)
+            if self._state is not None:
+                kernel.close(self._state)
             values = {name: backward(point[self._value_names[name]])
                       for name, (_, backward) in self._transforms.items()}
             self._state = kernel.load(values, self.rng)
@@ -164,7 +163,7 @@ def declare_kernel(model: pm.Model, kernel, *, coords, constant_data=None) -> No
     by ``coords`` and ``constant_data`` written beside it), and it is the model's one PyMC
     step (:class:`KernelStep` over every free variable, :func:`steps`)."""
     declare_gibbs(model, KernelStep, model.free_RVs, replace=True, kernel=kernel)
-    lazy = tuple(getattr(kernel, "lazy_variables", ()))
+    lazy = tuple(kernel.lazy_variables)
 
     def run(*, draws, chains, seed=None, cores=None, tune=None, thin=None, lazy=False, **auto):
         return sample_kernel(kernel, draws=draws, chains=chains, seed=seed, cores=cores,

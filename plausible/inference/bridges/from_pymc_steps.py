@@ -31,7 +31,7 @@ from pymc.backends.arviz import coords_and_dims_for_inferencedata, dict_to_datas
 
 from plausible.inference.declarations import GibbsDeclaration
 from plausible.inference.driver import assemble, run_draws
-from plausible.inference.kernel import Variable
+from plausible.inference.kernel import Kernel, Variable
 from plausible.inference.trace_groups import data_groups, model_variables
 
 
@@ -52,7 +52,7 @@ class _Chain:
     sweeps: int = 0
 
 
-class StepsKernel:
+class StepsKernel(Kernel):
     """The step methods ``declarations`` (which cover every free variable of ``model``) as a
     kernel; ``tune`` warm-up sweeps (the steps adapt during them), chain starts jittered by
     ``dispersion`` on the transformed scale (module docstring). Records every free variable,

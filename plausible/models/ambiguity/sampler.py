@@ -83,7 +83,7 @@ import numpy as np
 from plausible.models.dawid_skene.members import OneCoin
 from plausible.inference.step_methods.dirichlet_draws import dense_draws
 from plausible.inference.step_methods.dirichlet_multinomial_population import count_summary, draw_population
-from plausible.inference.kernel import Variable
+from plausible.inference.kernel import PyMCKernel, Variable
 from plausible.inference.step_methods.univariate_slice import slice_update
 from plausible.maths.dirichlet_mixture import (compositions, item_backward, item_forward,
                                                pass_cost, predecessors)
@@ -337,7 +337,7 @@ class AmbiguityState:
                           else np.full(kernel.n_classes, np.nan))
 
 
-class AmbiguityKernel:
+class AmbiguityKernel(PyMCKernel):
     """The sweep of the module for the (already repeated) annotations ``item, annotator,
     label`` (int arrays, one entry per copy) of ``n_items`` items, ``n_annotators``
     annotators and ``n_classes`` classes; ``sampler``: ``"urn"``, ``"single-site"`` or None

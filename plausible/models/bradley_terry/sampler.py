@@ -57,7 +57,7 @@ import pandas as pd
 from scipy.special import expit, logit
 
 from plausible.data.comparisons import Comparisons
-from plausible.inference.kernel import Variable
+from plausible.inference.kernel import PyMCKernel, Variable
 from plausible.inference.step_methods.lockstep_slice import slice_updates
 from plausible.maths.logspace import log_beta_draws, log_gamma_draws
 from plausible.metrics.chunks import chunk_steps
@@ -145,7 +145,7 @@ def lazy_rank_one_hot(log_worth: np.ndarray, dtype=np.float32) -> da.Array:
                          name=f"rank-plausibility-{uuid.uuid4().hex}")
 
 
-class BradleyTerryKernel:
+class BradleyTerryKernel(PyMCKernel):
     """The sweep of the module for ``comparisons``. State ``(log_worth (item,), logit_spam
     (annotator,) or None)`` (the rates' log-odds, finite where a rate would round to 0 or 1);
     ``prior = (a, b)`` of the worths' Gamma prior, ``spam_prior``

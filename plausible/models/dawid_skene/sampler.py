@@ -67,7 +67,7 @@ from plausible.inference.chains import available_cores
 from plausible.models.dawid_skene.collapsed import repeated_annotators
 from plausible.data.label_groups import LabelGroups
 from plausible.inference.driver import sample_kernel
-from plausible.inference.kernel import Variable
+from plausible.inference.kernel import PyMCKernel, Variable
 from plausible.maths.known_classes import clamp_known
 from plausible.metrics.chunks import chunk_steps
 from plausible.metrics.storage import Layout
@@ -200,7 +200,7 @@ def check_collapsible(member, gamma: float) -> None:
                          "tempering")
 
 
-class DawidSkeneKernel:
+class DawidSkeneKernel(PyMCKernel):
     """The sweep of the module for a member of the family (``member``, one of
     :mod:`plausible.models.dawid_skene.members`) on ``design``, with class concentration
     ``a (class,)`` and reliability ``gamma``; each sweep's items run in ``n_parts``

@@ -31,7 +31,7 @@ import numpy as np
 
 from plausible.inference.step_methods.dirichlet_draws import dense_draws
 from plausible.inference.step_methods.dirichlet_multinomial_population import count_summary, draw_population
-from plausible.inference.kernel import Variable
+from plausible.inference.kernel import PyMCKernel, Variable
 from plausible.maths.logspace import log_gamma_draw
 
 DEFAULT_TUNE = 200
@@ -53,7 +53,7 @@ def _record(rng, log_alpha, counts, base_out, plaus_out):  # pragma: no cover - 
     return kappa
 
 
-class HierarchicalDirichletKernel:
+class HierarchicalDirichletKernel(PyMCKernel):
     """The sweep of the module for tempered vote counts ``gamma s (item, class)``.
 
     ``base_prior beta (class,)``; ``concentration_prior`` Gamma ``(shape, rate)`` of

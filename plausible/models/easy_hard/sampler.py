@@ -39,7 +39,7 @@ import scipy.sparse as sp
 
 from plausible.data.item_patterns import ItemPatterns, item_patterns
 from plausible.data.labels import Labels
-from plausible.inference.kernel import Variable
+from plausible.inference.kernel import PyMCKernel, Variable
 from plausible.maths.known_classes import known_log_mask
 from plausible.maths.logspace import log_dirichlet_draws
 
@@ -64,7 +64,7 @@ def start_states(labels: Labels) -> np.ndarray:
     return 2 * majority + (~unanimous)
 
 
-class EasyHardKernel:
+class EasyHardKernel(PyMCKernel):
     """The sweep of the module for ``labels`` with ``prior beta (state, label_class)`` at
     reliability ``gamma``. State: ``m (pattern, state)``, the items of each pattern in each
     state."""

@@ -58,7 +58,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from plausible.inference.kernel import Variable
+from plausible.inference.kernel import PyMCKernel, Variable
 from plausible.maths.categorical import categorical_draws
 from plausible.maths.logspace import log_beta_draws, log_dirichlet_draws, logsumexp_last
 
@@ -129,7 +129,7 @@ def label_posterior(T, A1) -> np.ndarray:
     return np.exp(A1 - T)
 
 
-class MultiLabelKernel:
+class MultiLabelKernel(PyMCKernel):
     """The sweep of the module for label sets ``data`` (a
     :class:`~plausible.data.label_sets.LabelSets`) with ``components`` mixture components.
     State: ``(m (item,) int, y (item, K) bool)``. Priors: ``alpha`` (Dirichlet concentration of

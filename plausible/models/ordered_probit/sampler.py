@@ -55,7 +55,7 @@ from plausible.data.labels import Labels
 from plausible.models.dawid_skene import kernel as kernel_code
 from plausible.models.ordered_probit import kernel as compiled
 from plausible.models.dawid_skene.sampler import Design
-from plausible.inference.kernel import Variable
+from plausible.inference.kernel import PyMCKernel, Variable
 from plausible.inference.memory import MemoryBudgetError, format_bytes, memory_budget
 from plausible.maths.categorical import categorical_draws
 from plausible.maths.logspace import log_dirichlet_draws
@@ -110,7 +110,7 @@ def median_grades(labels: Labels) -> np.ndarray:
     return labels.label[order][first + (counts - 1) // 2]
 
 
-class OrderedProbitKernel:
+class OrderedProbitKernel(PyMCKernel):
     """The sweep of the module for ``labels``. State: ``(z (item,), b (annotator,), log s
     (annotator,), logit e (annotator,))``. The labels are read in the Dawid–Skene kernel's
     layout (:class:`plausible.models.dawid_skene.sampler.Design`)."""

@@ -34,7 +34,7 @@ from plausible.data.rankings import Rankings
 from plausible.data.validation import positive_integer
 from plausible.models.plackett_luce import kernel
 from plausible.inference.driver import sample_kernel
-from plausible.inference.kernel import Variable
+from plausible.inference.kernel import Kernel, Variable
 from plausible.maths.plackett_luce import layout
 from plausible.metrics.storage import CANDIDATE, CANDIDATES, ITEM, POOLED, candidate_groups
 
@@ -109,7 +109,7 @@ class ChainState:
         self.scratch_pool = np.empty((1, lay.n_items))
 
 
-class PlackettLuceKernel:
+class PlackettLuceKernel(Kernel):
     """The sweep of :func:`sample_candidates` (its docstring has the options): the exact
     Gibbs sweep plus ``rounds`` rounds of independence Metropolis moves, whose proposals are
     fitted in the windows :data:`FIT_WINDOWS` of the ``tune`` warm-up sweeps and then frozen.

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from plausible.inference.kernel import Variable
+from plausible.inference.kernel import PyMCKernel, Variable
 from plausible.inference.step_methods.nig_gibbs import draw_nig_log
 from plausible.inference.step_methods.univariate_slice import slice_update
 from plausible.maths.normal_inverse_gamma import conjugate_update
@@ -148,7 +148,7 @@ def _shift_locations(rng, hyper, prior: Hyperprior, item, lower, upper, mu, log_
     return mu
 
 
-class CensoredNIGKernel:
+class CensoredNIGKernel(PyMCKernel):
     """The sweep of the module for ratings given as intervals ``(lower, upper]`` of their
     latent values (``lower == upper``: known exactly) of items ``item`` ``(rating,)``, with
     ``fixed`` hyper-parameters (a dict of the four) or sampled under ``prior``;
