@@ -290,6 +290,18 @@ def test_a_partitioned_parquet_dataset_is_read_by_the_shards(client, labels, tmp
         dg.sample_partitions(tmp_path, client=None, n_shards=4, draws=5, chains=1)
 
 
+def test_the_models_that_declare_a_cluster_chain_are_those_whose_halves_it_builds():
+    """The registry's ``cluster_chain`` against the chain itself: the global half is built
+    for every model that declares it, and refused for every other label model."""
+    for name in pl.models.available("labels").index:
+        if pl.models.entry(name).cluster_chain:
+            dg.global_half(name, np.array(["a"]), np.array(["x", "y"]))
+        else:
+            with pytest.raises(ValueError):
+                dg.global_half(name, np.array(["a"]), np.array(["x", "y"]))
+    assert dg.runs_on_cluster("glad") and not dg.runs_on_cluster("dirichlet")
+
+
 def test_other_models_and_the_collapsed_sweep_are_refused_by_name(labels):
     with pytest.raises(ValueError, match="'easy-hard' is not one"):
         dg.sample_on_cluster(labels, "easy-hard", draws=5)

@@ -41,7 +41,10 @@ class ModelEntry:
     ``name`` (the registry key, e.g. ``"plackett-luce"``), ``build`` (its builder),
     ``data`` (one of :data:`FORMATS`), ``reliability`` (``"tempering"`` or
     ``"repetitions"``), ``item_independent`` (items conditionally independent given fixed
-    hyper-parameters, so items can be sampled in shards), ``classes`` (``"any"`` or a
+    hyper-parameters, so items can be sampled in shards), ``cluster_chain`` (the items share
+    only the annotators' parameters, and the model's sweep splits into a global half and an
+    item half: its one chain runs over shards of items on a cluster,
+    :mod:`plausible.distributed.cluster_chain`), ``classes`` (``"any"`` or a
     restriction such as ``"binary"``), ``required`` (options the builder cannot default, e.g.
     the ratings threshold), a one-line ``summary``, ``candidate_width(data)`` (the candidate
     slots the model's candidate form needs, None without one) and ``shard_options(data,
@@ -94,6 +97,7 @@ class ModelEntry:
     consensus: Callable | None = None
     log_worth: Callable | None = None
     label_rates: Callable | None = None
+    cluster_chain: bool = False
     ordinal: bool = False
     plausibility: str = ""
 

@@ -442,6 +442,7 @@ ENTRIES = (
                "Carpenter's hierarchical Beta sensitivities and specificities, exact Gibbs",
                classes="binary", replicate=replicate_labels,
                label_probabilities=label_probabilities,
-               annotator_plot=("sensitivity", "specificity")),
+               annotator_plot=("sensitivity", "specificity"),
+               cluster_chain=True),
 )
 """The registry entries of this family (:mod:`plausible.models.registry`)."""

@@ -596,14 +596,16 @@ ENTRIES = (
                replicate=replicate_labels,
                label_probabilities=label_probabilities,
                annotator_parameters=annotator_parameters, annotator_plot=SENSITIVITY,
-               confusion=mean_confusion_rows),
+               confusion=mean_confusion_rows,
+               cluster_chain=True),
     ModelEntry("hierarchical-dawid-skene", build_hierarchical, "labels",
                "tempering", False,
                "Dawid-Skene with confusion rows shrunk to a population matrix: collapsed "
                "class sweeps, slice for the population, exact rows (compiled)", replicate=replicate_labels,
                label_probabilities=label_probabilities,
                annotator_parameters=annotator_parameters, annotator_plot=SENSITIVITY,
-               confusion=mean_confusion_rows),
+               confusion=mean_confusion_rows,
+               cluster_chain=True),
     ModelEntry("learned-prior-dawid-skene", build_learned_prior, "labels",
                "tempering", False, "Dawid-Skene whose confusion prior (how often a typical "
                "annotator is right, how much its own labels weigh) is learned from the crowd: "
@@ -611,17 +613,20 @@ ENTRIES = (
                replicate=replicate_labels,
                label_probabilities=label_probabilities,
                annotator_parameters=annotator_parameters, annotator_plot=SENSITIVITY,
-               confusion=mean_confusion_rows),
+               confusion=mean_confusion_rows,
+               cluster_chain=True),
     ModelEntry("one-coin", build_one_coin, "labels", "tempering", False,
                "one accuracy per annotator, wrong labels uniform (Dawid-Skene family), exact "
                "Gibbs (compiled)", replicate=replicate_labels,
                label_probabilities=label_probabilities,
-               annotator_parameters=annotator_parameters, annotator_plot=SENSITIVITY),
+               annotator_parameters=annotator_parameters, annotator_plot=SENSITIVITY,
+               cluster_chain=True),
     ModelEntry("mace", build_mace, "labels", "repetitions", False,
                "MACE: each annotator truthful or spamming from its own strategy, exact Gibbs "
                "(compiled; real reliability: gibbs=False)", replicate=replicate_labels,
                label_probabilities=label_probabilities,
                annotator_parameters=annotator_parameters, annotator_plot=SENSITIVITY,
-               spammer=mace_spammer),
+               spammer=mace_spammer,
+               cluster_chain=True),
 )
 """The registry entries of this family (:mod:`plausible.models.registry`)."""

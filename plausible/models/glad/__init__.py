@@ -269,6 +269,7 @@ ENTRIES = (
     ModelEntry("glad", build, "labels", "tempering", False,
                "GLAD: annotator ability x item difficulty, Gibbs classes + slice parameters",
                replicate=replicate_labels,
-               label_probabilities=label_probabilities),
+               label_probabilities=label_probabilities,
+               cluster_chain=True),
 )
 """The registry entries of this family (:mod:`plausible.models.registry`)."""

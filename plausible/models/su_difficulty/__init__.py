@@ -178,6 +178,7 @@ ENTRIES = (
     ModelEntry("su-difficulty", build, "labels", "tempering", False,
                "Su's item difficulty x annotator fallibility, Gibbs classes + slice parameters",
                replicate=replicate_labels,
-               label_probabilities=label_probabilities),
+               label_probabilities=label_probabilities,
+               cluster_chain=True),
 )
 """The registry entries of this family (:mod:`plausible.models.registry`)."""
