@@ -1,6 +1,9 @@
-"""Inference: the kernel protocol and its one driver, conjugate Gibbs steps, exact slice scans,
-the compiled samplers' kernels, :func:`steps` (a model's PyMC step methods), the
-:func:`sample` entry point and simulation-based calibration of a sampler."""
+"""Inference shared by every model: the kernel protocol (:mod:`.kernel`) and its one driver
+(:mod:`.driver`), the :func:`sample` entry point (:mod:`.sampling`), the two bridges between
+PyMC and kernels (:mod:`.bridges`: :func:`steps`, a model's PyMC step methods), the step
+methods and exact draws several families share (:mod:`.step_methods`), and simulation-based
+calibration of a sampler (:mod:`.sbc`). Each family's own samplers live in its folder,
+``plausible.models.<family>``."""
 
 from plausible.inference.declarations import (
     declare_gibbs,
