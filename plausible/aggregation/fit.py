@@ -1,0 +1,211 @@
+"""``aggregate``: from a table of annotations to a checked posterior, in one call.
+
+The data are read (:func:`as_annotations`, :mod:`plausible.data.tables`) and put in the format
+the model takes (:func:`data_for_model`); the model is the one named, the format's default
+(:func:`~plausible.aggregation.defaults.default_model`) or, for ``"auto"``, PSIS-LOO's choice
+among the candidates (:mod:`plausible.aggregation.choice`); it is built through the registry,
+sampled with :func:`plausible.sample` (or its chain over shards on a cluster,
+:func:`plausible.distributed_gibbs.sample_on_cluster`) and the trace wrapped in an
+:class:`~plausible.aggregation.Aggregation`."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+import pandas as pd
+
+from plausible import distributed_gibbs, models
+from plausible.aggregation.choice import choose
+from plausible.aggregation.defaults import AUTO, default_model
+from plausible.aggregation.persistence import with_known
+from plausible.aggregation.result import Aggregation
+from plausible.data import Votes
+from plausible.data.tables import format_of, from_frame
+from plausible.inference import sample
+from plausible.inference.driver import AUTO_FIRST_DRAWS
+from plausible.inference.sampling import AUTO_MAX_DRAWS, AutoDrawsUnavailable
+
+AUTO_WORK = 2 * 10**9
+"""A default run's most label-class visits: ``draws="auto"`` extends a label model's chains
+to at most ``AUTO_WORK / (annotations x classes x chains)`` draws each (within the driver's
+limits), so that 100,000 labels of four classes take about 20 s on two cores and the same
+seed gives the same draws on any machine (a time limit would not)."""
+
+
+def as_annotations(data, *, format: str | None = None, **columns):
+    """A container from a DataFrame (:func:`plausible.data.tables.from_frame`) or a
+    container (returned as it is)."""
+    if isinstance(data, pd.DataFrame):
+        return from_frame(data, format=format, **columns)
+    format_of(data)  # TypeError for anything else
+    if format is not None and format not in ("long", format_of(data)):
+        raise ValueError(f"format={format!r} but the data are {format_of(data)}")
+    return data
+
+
+def data_for_model(data, entry):
+    """``data`` in the format the model takes (labels are counted into votes for a votes
+    model); ``ValueError`` naming both formats otherwise."""
+    kind = format_of(data)
+    if kind == entry.data:
+        return data
+    if kind == "labels" and entry.data == "votes":
+        return Votes.from_labels(data)
+    raise ValueError(f"model {entry.name!r} takes {entry.data}; the data are {kind} (models for "
+                     f"{kind}: {', '.join(models.available(kind).index)})")
+
+
+
+def aggregate(data, model: str | None = None, *, reliability: float | None = None,
+              draws: int | str = "auto", chains: int = 4, seed: int | None = None,
+              max_seconds: float | None = None, format: str | None = None, item: str | None = None, annotator: str | None = None,
+              label: str | None = None, score: str | None = None, rank: str | None = None,
+              keep: str = "auto", init=None, client=None, store=None, known=None,
+              ordinal: bool = False, progressbar: bool = False, **options) -> Aggregation:
+    """Fit an aggregation model to annotations and return its posterior as an
+    :class:`Aggregation`.
+
+    Parameters
+    ----------
+    data : DataFrame, Votes, Labels, Ratings or Rankings
+        A long table (one row per annotation: crowd-kit's ``task, worker, label`` names by
+        default, or named with ``item=``, ``annotator=``, ``label=`` / ``score=`` / ``rank=``),
+        a wide vote table (one count column per class), or a container.
+    model : str, optional
+        A registry name (:func:`plausible.models.available`), or ``"auto"``: fit every model
+        of :data:`AUTO_CANDIDATES` for the format and keep the converged one with the highest
+        PSIS-LOO elpd (:func:`plausible.diagnostics.model_selection.select`; the result's
+        ``selection`` says why; ``max_seconds`` then bounds all the fits together, and no
+        model options are taken), stacked with the converged candidates of the same meaning
+        of the plausibility (the mixture of their draws, :attr:`Aggregation.members`).
+        Default by format (:data:`DEFAULT_MODELS`), or with ``ordinal`` the model for ordered
+        grades. Labels given to a votes model are counted per item.
+    reliability : float, optional
+        The model's reliability ``gamma`` (its own default when None).
+    draws, chains, seed, max_seconds
+        As :func:`plausible.sample`; a seed makes the result reproducible. The default,
+        ``draws="auto"``, extends the chains until every variable passes the convergence
+        report (exact draws: 1000; a model that ``pm.sample`` samples, NUTS: 1000, said in a
+        warning). Over 5 seeds of every label model on Snow et al.'s tasks, the dentistry
+        data and a simulated crowd, 36 of 140 fits at 4 x 1000 draws failed the report and
+        none with ``"auto"`` (``benchmarks/bench_auto_draws.py --seeds 5``).
+    keep : {"auto", "draws", "summary"}
+        As :func:`plausible.sample`: a Dawid–Skene-family model stores its per-draw
+        plausibilities when asked (``"draws"``) or when they are small (``"auto"``);
+        otherwise the result holds the parameters and the per-item summaries accumulated
+        while sampling (what :meth:`Aggregation.labels` and :meth:`Aggregation.to_frame`
+        read), and computes the draws from the parameters when a metric reads them.
+    init : Aggregation, optional
+        A warm start: an earlier result of the same Dawid–Skene-family model on a subset of
+        these annotations (``pl.load`` of a saved run too). Its chains continue from their
+        last classes, matched by item and class id, after a short warm-up (new items start
+        from their labels); a few new labels then need a few sweeps, not a full run. With
+        ``client``, any model the cluster runs (an earlier run in one process or on a
+        cluster; GLAD and Su also continue from the annotators' last values and the items'
+        difficulties). A stacked result of ``model="auto"`` continues through its member of
+        this model.
+    client : dask.distributed.Client, optional
+        Run a Dawid–Skene-family, annotator-beta, GLAD or Su chain with its items in shards on
+        the cluster's workers, one shard per worker
+        (:func:`plausible.distributed_gibbs.sample_on_cluster`: per-item summaries kept; the
+        Dawid–Skene family's per-draw plausibilities computed when read; no log-likelihood). Item-independent models shard
+        with :func:`plausible.distributed.run_shards`. A worker lost during the run is
+        replaced and the chain continues with the draws it would have made.
+    store : path, optional
+        With ``client``: a directory every worker can write to, where the chain is
+        checkpointed every 200 sweeps; the same call with the same store resumes a run whose
+        process was killed, with the draws of an uninterrupted run.
+    known : Series, dict or table, optional
+        The true class of some items (gold or honeypot questions, an expert's adjudication):
+        item id -> class id (:meth:`plausible.data.Labels.with_known`). A label model clamps
+        those items' classes instead of sampling them, which is conditioning on them: the
+        annotators are scored against them inside the posterior, and the other items' classes
+        learn from the annotators' record on them. Their rows of :meth:`Aggregation.to_frame`
+        carry ``known_class``; the report sets each annotator's share right on them beside
+        the model's estimate; a run on a cluster (``client=``) clamps them in its shards.
+    ordinal : bool
+        The labels' classes are ordered grades, lowest first (name their order with
+        ``Labels.from_frame(..., classes=[...])``): with no ``model``, fit the model that reads
+        them so (:func:`plausible.models.ordinal_model`, ordered probit), as ``--ordinal``.
+    **options
+        Passed to the model's builder (e.g. ``threshold=`` for ratings, ``alpha=``).
+    """
+    annotations = as_annotations(data, format=format, item=item, annotator=annotator,
+                                 label=label, score=score, rank=rank)
+    name = model if model is not None else default_model(annotations, ordinal=ordinal)
+    if name == AUTO:
+        if init is not None or client is not None or store is not None:
+            raise ValueError("model='auto' fits every candidate in this process: name the model "
+                             "to warm-start it (init=) or to run it on a cluster (client=)")
+        return choose(annotations, aggregate, default=model is None, reliability=reliability,
+                      draws=draws, chains=chains, seed=seed, max_seconds=max_seconds,
+                      keep=keep, known=known, progressbar=progressbar, **options)
+    entry = models.entry(name)
+    missing = [option for option in entry.required if option not in options]
+    if missing:
+        raise ValueError(f"model {name!r} needs {', '.join(f'{m}=' for m in missing)} "
+                         f"({entry.summary})")
+    fitted = data_for_model(annotations, entry)
+    if known is not None:
+        if entry.data != "labels":
+            raise ValueError(f"known= (the true class of some items) needs a label model; "
+                             f"{name} takes {entry.data}")
+        fitted = fitted.with_known(known)
+    if init is not None:
+        if not isinstance(init, Aggregation):
+            raise TypeError(f"init must be an earlier Aggregation (pl.aggregate or pl.load), got "
+                            f"{type(init).__name__}")
+        if init.members is not None:
+            init = init.members.get(name, init)  # a stacked result: its member of this model
+        if init.members is not None or init.model != name:
+            others = [m for m in (init.members or ()) if m != init.model]
+            raise ValueError(f"init is a {init.model} run"
+                             + (f" stacked with {', '.join(others)}" if others else "")
+                             + f"; this is {name}: a warm start continues the same model")
+        options_init = {"init": init.trace}
+    else:
+        options_init = {}
+    if reliability is not None:
+        options["reliability"] = reliability
+    if store is not None and client is None:
+        raise ValueError("store= checkpoints a chain on a cluster (client=); an in-process "
+                         "run keeps its result with Aggregation.save")
+    if client is not None:
+        trace = distributed_gibbs.sample_on_cluster(
+            fitted, name, client=client, draws=draws,
+            chains=chains, seed=seed, model_kwargs=options, store=store,
+            max_seconds=max_seconds, init=None if init is None else init.trace)
+        return Aggregation(trace=with_known(trace, fitted), model=name, data=fitted,
+                           default=model is None, options=options)
+    built = entry.build(fitted, **options)
+    pymc_log = logging.getLogger("pymc")
+    level = pymc_log.level
+    if not progressbar:  # quiet means quiet: no "Sequential sampling ..." lines either
+        pymc_log.setLevel(max(level, logging.WARNING))
+    try:
+        try:
+            trace = sample(built, draws=draws, chains=chains, seed=seed,
+                           progressbar=progressbar, check_convergence=False,
+                           max_seconds=max_seconds, keep=keep,
+                           **_work_limit(fitted, draws, chains), **options_init)
+        except AutoDrawsUnavailable:  # raised before sampling
+            warnings.warn(f"{name} samples with pm.sample (NUTS), which cannot extend its "
+                          "chains: 1000 draws per chain", stacklevel=2)
+            trace = sample(built, draws=1000, chains=chains, seed=seed,
+                           progressbar=progressbar, check_convergence=False, keep=keep)
+            trace["posterior"].attrs["draws_stopped_by"] = "fixed: pm.sample cannot extend"
+    finally:
+        pymc_log.setLevel(level)
+    return Aggregation(trace=with_known(trace, fitted), model=name, data=fitted,
+                       default=model is None, options=options)
+
+
+
+def _work_limit(data, draws, chains: int) -> dict:
+    """``{"max_draws": ...}`` of a ``draws="auto"`` run on labels (:data:`AUTO_WORK`), else
+    nothing (the driver's own limits)."""
+    if draws != AUTO or format_of(data) != "labels":
+        return {}
+    visits = max(data.n_annotations * data.n_classes * chains, 1)
+    return {"max_draws": int(min(AUTO_MAX_DRAWS, max(AUTO_FIRST_DRAWS, AUTO_WORK // visits)))}
