@@ -34,14 +34,14 @@ posterior is spread out).
 
 from plausible.aggregation.choice import stacked_trace
 from plausible.aggregation.defaults import AUTO, DEFAULT_REASON, auto_candidates, default_model
-from plausible.aggregation.fit import AUTO_WORK, aggregate, as_annotations, data_for_model
+from plausible.aggregation.fit import aggregate, as_annotations, data_for_model
 from plausible.aggregation.persistence import write_atomic
 from plausible.aggregation.result import Aggregation, Check, load
 from plausible.aggregation.tables import (label_set_table, label_table, pattern_columns,
                                           plausibility_columns)
 from plausible.models.registry import AUTO_CANDIDATES, DEFAULT_MODELS
 
-__all__ = ["AUTO", "AUTO_CANDIDATES", "AUTO_WORK", "DEFAULT_MODELS", "DEFAULT_REASON",
+__all__ = ["AUTO", "AUTO_CANDIDATES", "DEFAULT_MODELS", "DEFAULT_REASON",
            "Aggregation", "Check", "aggregate", "as_annotations", "auto_candidates",
            "data_for_model", "default_model", "label_set_table", "label_table", "load",
            "pattern_columns", "plausibility_columns", "stacked_trace", "write_atomic"]

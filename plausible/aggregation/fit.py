@@ -23,14 +23,7 @@ from plausible.aggregation.result import Aggregation
 from plausible.data import Votes
 from plausible.data.tables import format_of, from_frame
 from plausible.inference import sample
-from plausible.inference.driver import AUTO_FIRST_DRAWS
-from plausible.inference.sampling import AUTO_MAX_DRAWS, AutoDrawsUnavailable
-
-AUTO_WORK = 2 * 10**9
-"""A default run's most label-class visits: ``draws="auto"`` extends a label model's chains
-to at most ``AUTO_WORK / (annotations x classes x chains)`` draws each (within the driver's
-limits), so that 100,000 labels of four classes take about 20 s on two cores and the same
-seed gives the same draws on any machine (a time limit would not)."""
+from plausible.inference.draws import FIXED_DRAWS, AutoDrawsUnavailable, resolve_draws
 
 
 def as_annotations(data, *, format: str | None = None, **columns):
@@ -178,6 +171,9 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
             max_seconds=max_seconds, init=None if init is None else init.trace)
         return Aggregation(trace=with_known(trace, fitted), model=name, data=fitted,
                            default=model is None, options=options)
+    visits = (fitted.n_annotations * fitted.n_classes * chains  # a label model's work bound
+              if format_of(fitted) == "labels" else None)
+    draws, max_draws = resolve_draws(draws, visits=visits)
     built = entry.build(fitted, **options)
     pymc_log = logging.getLogger("pymc")
     level = pymc_log.level
@@ -187,25 +183,15 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         try:
             trace = sample(built, draws=draws, chains=chains, seed=seed,
                            progressbar=progressbar, check_convergence=False,
-                           max_seconds=max_seconds, keep=keep,
-                           **_work_limit(fitted, draws, chains), **options_init)
+                           max_seconds=max_seconds, max_draws=max_draws, keep=keep,
+                           **options_init)
         except AutoDrawsUnavailable:  # raised before sampling
             warnings.warn(f"{name} samples with pm.sample (NUTS), which cannot extend its "
-                          "chains: 1000 draws per chain", stacklevel=2)
-            trace = sample(built, draws=1000, chains=chains, seed=seed,
+                          f"chains: {FIXED_DRAWS} draws per chain", stacklevel=2)
+            trace = sample(built, draws=FIXED_DRAWS, chains=chains, seed=seed,
                            progressbar=progressbar, check_convergence=False, keep=keep)
             trace["posterior"].attrs["draws_stopped_by"] = "fixed: pm.sample cannot extend"
     finally:
         pymc_log.setLevel(level)
     return Aggregation(trace=with_known(trace, fitted), model=name, data=fitted,
                        default=model is None, options=options)
-
-
-
-def _work_limit(data, draws, chains: int) -> dict:
-    """``{"max_draws": ...}`` of a ``draws="auto"`` run on labels (:data:`AUTO_WORK`), else
-    nothing (the driver's own limits)."""
-    if draws != AUTO or format_of(data) != "labels":
-        return {}
-    visits = max(data.n_annotations * data.n_classes * chains, 1)
-    return {"max_draws": int(min(AUTO_MAX_DRAWS, max(AUTO_FIRST_DRAWS, AUTO_WORK // visits)))}

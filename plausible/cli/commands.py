@@ -16,6 +16,7 @@ from plausible.cli.output import (REPORT_SUFFIXES, TRACE_SUFFIXES, check_output,
                                   pipe_console, print_summary, report_progress, write_results,
                                   write_table)
 from plausible.cli.parser import UsageError
+from plausible.inference.draws import EXTENDED, SHARDS, resolve_draws
 
 def aggregate(args) -> int:
     """``plausible aggregate``: see the module docstring."""
@@ -61,11 +62,7 @@ def aggregate(args) -> int:
                          "--scheduler/--workers also run the chain of the Dawid-Skene family, "
                          "annotator-beta, glad or su-difficulty over shards, named with --model)")
     known = None if args.gold is None else read_gold(args.gold, annotations, args.item)
-    if args.draws is None:  # the default: until converged, or 1000 for shards (exact draws)
-        args.draws = 1000 if sharded else "auto"
-    if sharded and args.draws == "auto":
-        raise UsageError("--draws auto extends chains until they converge, which sharded runs "
-                         "(--store/--scheduler/--workers) do not do: pass a number of draws")
+    args.draws, _ = resolve_draws(args.draws, route=SHARDS if sharded else EXTENDED)
     start = time.perf_counter()
     temporary_store = None
     try:
@@ -98,8 +95,7 @@ def _cluster_chain(args, console, output, saved) -> int:
     if init is not None and init.model != args.model:
         raise UsageError(f"--init {args.init} is a {init.model} run; this is {args.model}: a "
                          "warm start continues the same model")
-    if args.draws is None:
-        args.draws = "auto"
+    args.draws, _ = resolve_draws(args.draws)
     name = args.model
     options = model_options(args, name, models.entry(name))
     source = Path(args.annotations) if args.annotations else None
