@@ -11,15 +11,22 @@
     result.report("report.html")              # one HTML page: convergence, annotators, checks
     result.to_frame(); result.save("run.nc"); pl.load("run.nc")
 
+    pl.aggregate(votes, store="shards/")      # shards of independent items, kept and resumed
+    pl.aggregate(labels, "dawid-skene", workers=4)         # one chain over shards on 4 workers
+    pl.aggregate("labels/", "dawid-skene", client=client)  # Parquet files the workers read
+
 ``aggregate`` reads the data (:mod:`plausible.data.tables`), picks the model (named, or the
 default for the data's format, :data:`DEFAULT_MODELS`, which says why; ``"auto"`` by name:
 the candidate PSIS-LOO ranks first, stacked with the candidates of its meaning), builds it
-through the registry, samples it with
-:func:`plausible.sample` and wraps the trace in an :class:`Aggregation`.
+through the registry, samples it with :func:`plausible.sample` in this process, or with its
+items in shards in a store or on a Dask cluster, and wraps the trace in an
+:class:`Aggregation`: the command line and every other caller fit through it.
 
 One module a job: :mod:`~plausible.aggregation.fit` (``aggregate`` and the reading of its
 data), :mod:`~plausible.aggregation.defaults` (the model fitted when none is named),
 :mod:`~plausible.aggregation.choice` (``model="auto"``: the choice and the stacking),
+:mod:`~plausible.aggregation.sharded` (the runs with their items in shards: on a cluster, in a
+store, from a partitioned dataset),
 :mod:`~plausible.aggregation.result` (:class:`Aggregation`, :class:`Check`, :func:`load`),
 :mod:`~plausible.aggregation.tables` (the per-item tables) and
 :mod:`~plausible.aggregation.persistence` (a run on disk, written atomically).

@@ -24,10 +24,14 @@ def _kind(data) -> str:
     return "labels (binary)" if kind == "labels" and data.n_classes == 2 else kind
 
 
-def default_model(data, ordinal: bool = False) -> str:
-    """The registry name of the default model for a container (:data:`DEFAULT_MODELS`), or
-    with ``ordinal`` (its classes are ordered grades) the model that declares it reads them so
-    (:func:`plausible.models.registry.ordinal_model`)."""
+def default_model(data, ordinal: bool = False, init=None) -> str:
+    """The registry name of the model fitted when none is named: with ``init`` (an earlier
+    result, a warm start) its model, which a warm start continues; with ``ordinal`` (the
+    classes are ordered grades) the model that declares it reads them so
+    (:func:`plausible.models.registry.ordinal_model`); otherwise the default for the
+    container's format (:data:`~plausible.models.registry.DEFAULT_MODELS`)."""
+    if init is not None:
+        return init.model
     if ordinal:
         return models.ordinal_model(format_of(data))
     return DEFAULT_MODELS[_kind(data)]

@@ -11,8 +11,11 @@ from pathlib import Path
 from plausible.cli.output import TRACE_SUFFIXES
 from plausible.cli.parser import UsageError
 
+
 def load_annotations(args):
-    """``(annotations, description)`` from the file or the built-in data set."""
+    """``(annotations, description)`` from the file or the built-in data set; for a folder
+    of Parquet files (a partitioned dataset, read by the shards of the model's chain), its
+    path."""
     from plausible import data
     from plausible.data import tables, tool_exports
 
@@ -25,6 +28,9 @@ def load_annotations(args):
     if args.format in tool_exports.READERS:  # an annotation tool's export
         return tool_exports.read_export(args.format, args.annotations, args.label), \
             f"{args.annotations} ({args.format} export)"
+    if Path(args.annotations).is_dir():
+        readers = "workers" if args.scheduler or args.workers else "shards"
+        return Path(args.annotations), f"{args.annotations} (partitioned, read by the {readers})"
     columns = {role: getattr(args, role) for role in ("item", "annotator", "label", "score",
                                                       "rank")}
     return tables.read_annotations(args.annotations, format=args.format, **columns), \

@@ -5,6 +5,7 @@ and report, and the summary it prints."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import tempfile
@@ -98,10 +99,25 @@ def pipe_console():
 
 
 def print_summary(console, args, result, frame, description, elapsed, checked, output, saved):
+    """The run in words and tables: its shards or Dask workers, the data, the model and why,
+    the draws, the items' certainty and the least certain items, the convergence report (and
+    the predictive check) and what was written where."""
     from rich.table import Table
 
     from plausible import aggregation
 
+    posterior = result.trace.posterior
+    if "shards" in posterior.attrs:  # shards of independent items
+        shards = json.loads(posterior.attrs["shards"])
+        retried = f", retried {shards['retried']}" if shards["retried"] else ""
+        kept = f" in {args.store}" if args.store else ""
+        console.print(f"shards: {shards['n_shards']} ({len(shards['skipped'])} already "
+                      f"complete{kept}, {len(shards['sampled'])} sampled{retried})")
+    elif "dask_workers" in posterior.attrs:  # the chain over shards on a cluster
+        console.print(f"{posterior.attrs['dask_workers']} Dask workers; the slowest shard's "
+                      "sweeps "
+                      f"{float(result.trace['sample_stats']['shard_seconds'].sum()):.1f} s of "
+                      f"{posterior.attrs['sampling_seconds']:.1f} s sampling")
     if result.selection is not None:
         others = [name for name in result.selection.stack if name != result.model]
         stacked = f", stacked with {', '.join(others)}" if others else ""
@@ -113,9 +129,9 @@ def print_summary(console, args, result, frame, description, elapsed, checked, o
     sizes = result.sizes
     console.print(f"[bold]{description}[/]: {sizes['item']} items, {sizes['class']} classes; "
                   f"{result.model} model{chosen}; {args.chains} chains x "
-                  f"{result.trace.posterior.sizes['draw']} draws"
-                  + (f" (--draws auto: {result.trace.posterior.attrs.get('draws_stopped_by', '')})"
-                     if args.draws == "auto" else ""))
+                  f"{posterior.sizes['draw']} draws"
+                  + (f" (--draws auto: {posterior.attrs['draws_stopped_by']})"
+                     if "draws_stopped_by" in posterior.attrs else ""))
     if result.selection is not None:
         console.print(f"chosen: {result.selection.reason}", highlight=False)
     elif (args.model is None and not getattr(args, "ordinal", False)
