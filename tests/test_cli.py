@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -47,6 +48,23 @@ def test_help_and_version(capsys):
     assert f"{pl.models.ordinal_model('labels')} with --ordinal" in said
     assert "task, worker, label" in text and "certainty_top1" in text and "selectors" in text
     assert main(["--version"]) == 0 and pl.__version__ in capsys.readouterr().out
+
+
+def test_the_help_names_the_models_from_the_registry(capsys):
+    """The help texts write no model's name (plausible/cli/parser.py holds none): they read
+    the registry, so a model added or renamed there is named in the help."""
+    from plausible.cli import parser
+
+    source = Path(parser.__file__).read_text()
+    assert not [name for name in pl.models.available().index if name in source]
+    assert main(["aggregate", "--help"]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    chain = [name for name in pl.models.available("labels").index
+             if pl.distributed_gibbs.runs_on_cluster(name)]
+    assert f"any of {', '.join(chain)}" in said and f"({', '.join(chain)}; --model)" in said
+    assert parser.CHAIN_MODELS not in said
+    assert f"where {', '.join(parser.models_taking('scale'))} censors" in said
+    assert f"the {' and '.join(parser.models_taking('alpha'))} models" in said
 
 
 @pytest.mark.parametrize("model", ["dirichlet", "annotator-beta", "glad", "su-difficulty"])

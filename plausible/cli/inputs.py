@@ -9,7 +9,7 @@ import inspect
 from pathlib import Path
 
 from plausible.cli.output import TRACE_SUFFIXES
-from plausible.cli.parser import UsageError
+from plausible.cli.parser import UsageError, models_taking
 
 
 def load_annotations(args):
@@ -163,8 +163,8 @@ def model_options(args, name: str, entry) -> dict:
     accepted = inspect.signature(entry.build).parameters
     for option in ("scale", "resolution"):
         if option in options and option not in accepted:
-            raise UsageError(f"--{option} applies to censored-normal-inverse-gamma; model "
-                             f"{name!r} takes no {option}")
+            raise UsageError(f"--{option} applies to {', '.join(models_taking(option))}; "
+                             f"model {name!r} takes no {option}")
     missing = [option for option in entry.required if option not in options]
     if missing:
         raise UsageError(f"model {name!r} needs --{missing[0]} ({entry.summary})")

@@ -1,10 +1,20 @@
 """The command line's parser: its subcommands, options and help texts (:func:`build_parser`),
 the argument types and the one-line usage errors (:class:`Parser`, :class:`UsageError`).
-Building the parser imports nothing heavy: ``--help`` answers at once."""
+
+The help texts name the models from the registry's declarations (:data:`~plausible.models.
+registry.DEFAULT_MODELS`, :func:`~plausible.models.registry.ordinal_model`, the builders'
+options), never by writing a name: a model added or renamed there is named here. Those reads
+build no model; the one list that does (the models whose chain runs over shards,
+:data:`CHAIN_MODELS`) is filled in when a help is shown, so a run does not wait for it."""
 
 from __future__ import annotations
 
 import argparse
+import inspect
+import textwrap
+
+from plausible import models
+from plausible.models.registry import DEFAULT_MODELS
 
 TOOL_FORMATS = ("label-studio", "mturk", "toloka", "prodigy", "sagemaker")
 """The annotation tools whose exports ``--format`` reads (:mod:`plausible.data.tool_exports`;
@@ -25,13 +35,6 @@ annotation tools' exports (--format NAME; --label names the tag or answer field 
   toloka        a Toloka results TSV (ASSIGNMENT:worker_id, ASSIGNMENT:task_id, OUTPUT:*)
   prodigy       a Prodigy db-out JSONL file (choice or classification tasks)
   sagemaker     a SageMaker Ground Truth job's output folder (its worker responses)
-
-models (plausible models lists them): by default dirichlet for votes, prirn for rankings,
-learned-prior-dawid-skene for labels (ordered-probit with --ordinal), normal-inverse-gamma
-for ratings (needs --threshold; censored-normal-inverse-gamma for a slider's floor and
-ceiling, with --scale and --resolution), multi-label for label sets, noisy-bradley-terry for
-comparisons; --model auto fits candidates and keeps PSIS-LOO's choice. Reliability: trust in
-the annotators (higher = more certain).
 
 """
 
@@ -73,6 +76,64 @@ network; open it in any browser) with
   Predictive checks      the posterior predictive checks as figures, what they miss in words
   Every item             one row per item, sortable and searchable
 """
+
+
+CHAIN_MODELS = "{the models whose chain runs over shards}"
+"""Stands in a help text for the names of the label models whose chain runs over shards on a
+cluster (:func:`plausible.distributed_gibbs.runs_on_cluster`), filled in by
+:func:`name_chain_models` when the help is shown: telling them builds every label model."""
+
+
+def models_taking(option: str) -> list[str]:
+    """The registered models whose builder takes ``option`` (e.g. ``"scale"``), in the
+    registry's order."""
+    return [name for name in models.available().index
+            if option in inspect.signature(models.entry(name).build).parameters]
+
+
+def models_help() -> str:
+    """The epilog's paragraph on the models: the default of every format (one entry for a
+    format whose binary default is its own), the model for ordered grades, the options a
+    default needs, and the format's models that take ``--scale``."""
+    parts = []
+    for kind, name in DEFAULT_MODELS.items():
+        data, _, binary = kind.partition(" ")
+        if binary and DEFAULT_MODELS[data] == name:
+            continue
+        notes = [f"needs --{option}" for option in models.entry(name).required]
+        try:
+            notes.insert(0, f"{models.ordinal_model(data)} with --ordinal")
+        except ValueError:  # no model reads this format as ordered grades
+            pass
+        censored = [other for other in models_taking("scale")
+                    if models.entry(other).data == data and other != name]
+        if censored:
+            notes.append(f"{', '.join(censored)} for a slider's floor and ceiling, with --scale "
+                         "and --resolution")
+        parts.append(f"{name} for {'binary ' if binary else ''}{data.replace('_', ' ')}"
+                     + (f" ({'; '.join(notes)})" if notes else ""))
+    return textwrap.fill(
+        "models (plausible models lists them): by default " + ", ".join(parts) + "; --model "
+        "auto fits candidates and keeps PSIS-LOO's choice. Reliability: trust in the "
+        "annotators (higher = more certain).", width=92) + "\n\n"
+
+
+def name_chain_models(parser: argparse.ArgumentParser) -> None:
+    """Fill :data:`CHAIN_MODELS` in ``parser``'s own texts (its description and epilog, its
+    argument groups' descriptions and its arguments' help) with the registry's names of those
+    models; nothing to do (and no model built) where none stands."""
+    texts = [(parser, "description"), (parser, "epilog"),
+             *((group, "description") for group in parser._action_groups),
+             *((action, "help") for action in parser._actions)]
+    texts = [(owner, name) for owner, name in texts if CHAIN_MODELS in (getattr(owner, name) or "")]
+    if not texts:
+        return
+    from plausible import distributed_gibbs
+
+    names = ", ".join(name for name in models.available("labels").index
+                      if distributed_gibbs.runs_on_cluster(name))
+    for owner, name in texts:
+        setattr(owner, name, getattr(owner, name).replace(CHAIN_MODELS, names))
 
 
 class UsageError(ValueError):
@@ -120,11 +181,36 @@ def _probability(text: str) -> float:
     return value
 
 
+class _WholeWords:
+    """argparse's wrapping of help texts, without a break inside a hyphenated word: a model's
+    name stays whole, as ``--model`` takes it."""
+
+    def _split_lines(self, text, width):
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
+class HelpFormatter(_WholeWords, argparse.HelpFormatter):
+    """argparse's help layout, names whole."""
+
+
+class RawDescriptionHelpFormatter(_WholeWords, argparse.RawDescriptionHelpFormatter):
+    """Descriptions and epilogs as written, the arguments' help wrapped with names whole."""
+
+
 class Parser(argparse.ArgumentParser):
-    """Usage errors in one line (``plausible: error: ...``), exit status 2."""
+    """Usage errors in one line (``plausible: error: ...``), exit status 2; the help names the
+    models whose chain runs over shards when it is shown (:func:`name_chain_models`), and
+    wraps lines between words only (:class:`HelpFormatter`)."""
+
+    def __init__(self, *args, formatter_class=HelpFormatter, **kwargs):
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def format_help(self) -> str:
+        name_chain_models(self)
+        return super().format_help()
 
 
 def _add_input_options(command) -> None:
@@ -143,11 +229,13 @@ def _add_input_options(command) -> None:
                          "error")
     command.add_argument("--ordinal", action="store_true",
                          help="labels are ordered grades (numbers, or in the order of "
-                         "--classes): the default model becomes ordered-probit")
+                         "--classes): the default model becomes "
+                         f"{models.ordinal_model('labels')}")
     command.add_argument("--reliability", type=_positive_float, default=None,
                          help="trust in the annotators, gamma > 0 (default: the model's)")
     command.add_argument("--alpha", type=_positive_float, default=None,
-                         help="prior count per class of the Dirichlet and PrIRN models")
+                         help="prior count per class of the "
+                         f"{' and '.join(models_taking('alpha'))} models")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -164,7 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="fit an aggregation model to annotations; per-item plausibilities and certainty",
         description="Sample the posterior plausibilities of every item and report how certain "
         "the most plausible class is given the annotators' disagreement.",
-        epilog=INPUT_HELP + AGGREGATE_OUTPUT, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=INPUT_HELP + models_help() + AGGREGATE_OUTPUT,
+        formatter_class=RawDescriptionHelpFormatter)
     source = agg.add_mutually_exclusive_group(required=True)
     source.add_argument("annotations", nargs="?", help="annotation file (see input formats)")
     source.add_argument("--dataset", choices=["toy", "cifar10h", "dermatology"],
@@ -176,11 +265,11 @@ def build_parser() -> argparse.ArgumentParser:
     agg.add_argument("--threshold", type=float, default=None,
                      help="ratings: the score above which an item is positive (required)")
     agg.add_argument("--scale", type=float, nargs=2, metavar=("LOW", "HIGH"), default=None,
-                     help="ratings: the scale's ends, where censored-normal-inverse-gamma "
+                     help=f"ratings: the scale's ends, where {', '.join(models_taking('scale'))} "
                      "censors")
     agg.add_argument("--resolution", type=_positive_float, default=None,
                      help="ratings: recorded to this step (1 for an integer slider), for "
-                     "censored-normal-inverse-gamma")
+                     f"{', '.join(models_taking('resolution'))}")
     agg.add_argument("--draws", type=_draws, default=None,
                      help="draws per chain, or 'auto' (the default; 1000 for shards of "
                      "item-independent models): "
@@ -208,8 +297,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "column (true_label, gold, known, label or class); label models clamp "
                      "those items' classes")
     agg.add_argument("--init", metavar="RUN", default=None,
-                     help="warm start (Dawid-Skene family; with --workers/--scheduler also "
-                     "annotator-beta, glad, su-difficulty): continue the chains of a saved run "
+                     help=f"warm start (Dawid-Skene family; with --workers/--scheduler any of "
+                     f"{CHAIN_MODELS}): continue the chains of a saved run "
                      "(--save) on a subset of these annotations after a short warm-up")
     agg.add_argument("--force", action="store_true", help="overwrite existing output files")
     agg.add_argument("--data-home", default=None,
@@ -218,9 +307,8 @@ def build_parser() -> argparse.ArgumentParser:
     scale = agg.add_argument_group(
         "scale out", "models with independent items: shard items, sample shards in-process or "
         "on Dask workers, keep the draws in a Zarr store; a re-run with the same --store "
-        "resumes, skipping finished shards. The Dawid-Skene family, annotator-beta, glad and "
-        "su-difficulty (--model) with --workers "
-        "or --scheduler: one chain with its items in shards on the workers, checkpointed to "
+        f"resumes, skipping finished shards. The models whose chain runs over shards "
+        f"({CHAIN_MODELS}; --model) with --workers or --scheduler: one chain with its items in shards on the workers, checkpointed to "
         "--store every 200 sweeps; a re-run with the same --store resumes from the last "
         "checkpoint with the draws of an uninterrupted run")
     scale.add_argument("--store", default=None,
@@ -259,8 +347,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Fit the model (or load a saved aggregation, .nc/.zarr) and list the next "
         "batch of annotations, one per item, by expected information gain on the item's class; "
         "items whose top-1 certainty reaches --certainty are settled and left out. An empty "
-        "batch means stop.", epilog=INPUT_HELP + NEXT_OUTPUT,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        "batch means stop.", epilog=INPUT_HELP + models_help() + NEXT_OUTPUT,
+        formatter_class=RawDescriptionHelpFormatter)
     nxt.add_argument("annotations", help="annotation file (see input formats) or a saved "
                      "aggregation (.nc, .zarr)")
     nxt.add_argument("--budget", type=_positive_int, required=True,
@@ -291,7 +379,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Read a saved aggregation (plausible aggregate --save RUN.nc) and write its "
         "report: convergence, certainty, annotators, the next items to label, the posterior "
         "predictive checks and every item, in one HTML file that needs no server or network.",
-        epilog=REPORT_OUTPUT, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=REPORT_OUTPUT, formatter_class=RawDescriptionHelpFormatter)
     rep.add_argument("run", help="a saved aggregation (.nc or .zarr)")
     rep.add_argument("-o", "--output", required=True, help="the report, an .html file")
     rep.add_argument("--budget", type=_positive_int, default=20,
