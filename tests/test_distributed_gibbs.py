@@ -259,6 +259,8 @@ def test_the_front_door_runs_the_chain_from_an_address_or_a_partitioned_dataset(
     assert result.data is None and result.format == "labels" and not result.default
     with pytest.raises(ValueError, match="name the model"):
         pl.aggregate(tmp_path / "parts")
+    with pytest.raises(ValueError, match="is not a folder"):
+        pl.aggregate(tmp_path / "parts" / "0.parquet", "one-coin")
     with pytest.raises(ValueError, match="fits every candidate in this process"):
         pl.aggregate(tmp_path / "parts", "auto")
 

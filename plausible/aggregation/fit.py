@@ -155,10 +155,17 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
     **options
         Passed to the model's builder (e.g. ``threshold=`` for ratings, ``alpha=``).
     """
+    if init is not None and not isinstance(init, Aggregation):
+        raise TypeError(f"init must be an earlier Aggregation (pl.aggregate or pl.load), got "
+                        f"{type(init).__name__}")
     partitioned = isinstance(data, str | os.PathLike)
     sharded = partitioned or client is not None or workers is not None or store is not None
     if partitioned:
         annotations = Path(data)
+        if not annotations.is_dir():
+            raise ValueError(f"{annotations} is not a folder: a path given as data is a "
+                             "partitioned Parquet dataset's (read a file with "
+                             "plausible.data.tables.read_annotations)")
         if model is None:
             raise ValueError(f"{annotations}: a partitioned dataset is read by the shards of a "
                              "model's chain: name the model")
@@ -188,9 +195,6 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         if not partitioned:  # a partitioned dataset's shards clamp their own items
             fitted = fitted.with_known(known)
     if init is not None:
-        if not isinstance(init, Aggregation):
-            raise TypeError(f"init must be an earlier Aggregation (pl.aggregate or pl.load), got "
-                            f"{type(init).__name__}")
         if init.members is not None:
             init = init.members.get(name, init)  # a stacked result: its member of this model
         if init.members is not None or init.model != name:

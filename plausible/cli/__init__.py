@@ -17,10 +17,18 @@ Examples::
     plausible next labels.csv --model dawid-skene --budget 50 -o batch.csv
     plausible aggregate labels.csv --save run.nc --report report.html
     plausible report run.nc -o report.html
+    plausible aggregate votes.parquet --store shards/ --workers 4   # shards of items, resumable
+    plausible aggregate parts/ --model dawid-skene --workers 4      # Parquet files the workers read
 
 Every error exits with status 2 and one line naming the file, column, item or option; no
 output file is written unless the run succeeds (written to a temporary file, then renamed),
 and an existing one is replaced only with ``--force``.
+
+The package: :mod:`~plausible.cli.parser` (the options and their help),
+:mod:`~plausible.cli.inputs` (what a command reads), :mod:`~plausible.cli.output` (what it
+writes and prints) and :mod:`~plausible.cli.commands` (one function a subcommand; every fit
+goes through :func:`plausible.aggregate`, which decides where it runs); :func:`main` parses,
+dispatches and says any error in one line.
 """
 
 from __future__ import annotations
@@ -48,6 +56,8 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def main(argv=None) -> int:
+    """``plausible ARGS`` (``argv``, default the process's): the exit status, 2 for any error,
+    said in one line on stderr (``PLAUSIBLE_DEBUG=1`` raises it instead)."""
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as stop:  # --help, --version, or a usage error (already printed)
