@@ -300,3 +300,33 @@ def test_save_refuses_nothing_partial(tmp_path):
     with pytest.raises(ValueError, match="not a saved plausible aggregation"):
         xr.DataTree.from_dict({"posterior": xr.Dataset()}).to_netcdf(tmp_path / "other.nc")
         pl.load(tmp_path / "other.nc")
+
+
+def test_shards_of_independent_items_in_a_store_are_the_sharded_runners_draws(tmp_path):
+    """``store=`` alone samples shards of items in this process (1000 draws by default: shards
+    are not extended) with the draws of :func:`plausible.distributed.run_shards`; the same
+    call again skips the complete shards, and the posterior says which ran."""
+    import json
+
+    votes = pl.data.Votes.from_counts(np.random.default_rng(0).multinomial(6, [0.5, 0.3, 0.2],
+                                                                            size=12))
+    result = pl.aggregate(votes, store=tmp_path / "a", shard_size=5, chains=2, seed=0)
+    assert result.model == "dirichlet" and result.default
+    assert result.trace.posterior.sizes["draw"] == 1000
+    assert json.loads(result.trace.posterior.attrs["shards"]) == {
+        "n_shards": 3, "skipped": [], "sampled": [0, 1, 2], "retried": []}
+    pl.distributed.run_shards(votes, tmp_path / "b", model="dirichlet", shard_size=5,
+                              draws=1000, chains=2, seed=0)
+    np.testing.assert_array_equal(
+        result.trace.posterior["plausibility"].values,
+        pl.distributed.open_trace(tmp_path / "b").posterior["plausibility"].values)
+    again = pl.aggregate(votes, store=tmp_path / "a", shard_size=5, chains=2, seed=0)
+    assert json.loads(again.trace.posterior.attrs["shards"])["skipped"] == [0, 1, 2]
+    pd.testing.assert_frame_equal(again.to_frame(), result.to_frame())
+    with pytest.raises(ValueError, match="--draws auto"):
+        pl.aggregate(votes, store=tmp_path / "c", draws="auto")
+    with pytest.raises(ValueError, match="start afresh"):
+        pl.aggregate(votes, store=tmp_path / "c", init=result)
+    with pytest.raises(ValueError, match="'easy-hard' runs in one process only"):
+        pl.aggregate(crowd(), "easy-hard", store=tmp_path / "c")
+    assert not (tmp_path / "c").exists()

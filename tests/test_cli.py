@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -47,6 +48,23 @@ def test_help_and_version(capsys):
     assert f"{pl.models.ordinal_model('labels')} with --ordinal" in said
     assert "task, worker, label" in text and "certainty_top1" in text and "selectors" in text
     assert main(["--version"]) == 0 and pl.__version__ in capsys.readouterr().out
+
+
+def test_the_help_names_the_models_from_the_registry(capsys):
+    """The help texts write no model's name (plausible/cli/parser.py holds none): they read
+    the registry, so a model added or renamed there is named in the help."""
+    from plausible.cli import parser
+
+    source = Path(parser.__file__).read_text()
+    assert not [name for name in pl.models.available().index if name in source]
+    assert main(["aggregate", "--help"]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    chain = [name for name in pl.models.available("labels").index
+             if pl.distributed.runs_on_cluster(name)]
+    assert f"any of {', '.join(chain)}" in said and f"({', '.join(chain)}; --model)" in said
+    assert parser.CHAIN_MODELS not in said
+    assert f"where {', '.join(parser.models_taking('scale'))} censors" in said
+    assert f"the {' and '.join(parser.models_taking('alpha'))} models" in said
 
 
 @pytest.mark.parametrize("model", ["dirichlet", "annotator-beta", "glad", "su-difficulty"])
@@ -287,11 +305,16 @@ def test_without_a_model_labels_get_the_default_and_auto_fits_every_candidate(tm
     chosen = out.split("chosen: ", 1)[1].split(":", 1)[0]
     assert chosen in pl.aggregation.AUTO_CANDIDATES["labels"]
     assert f"{chosen} model (chosen by PSIS-LOO)" in out and "\nplausibility: " in out
-    for named, says in (([], "named with --model"), (["--model", "auto"], "name it with --model")):
-        code, _, err = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "labels.csv", *named,
-                                                  "--workers", 2, "-o", tmp_path / "sharded.csv",
-                                                  *FAST])
-        assert code == 2 and says in err
+    code, _, err = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "labels.csv", "--model",
+                                              "auto", "--workers", 2, "-o",
+                                              tmp_path / "sharded.csv", *FAST])
+    assert code == 2 and "name it with --model" in err
+    # the default model's chain runs over shards on a cluster, not in a store alone
+    code, _, err = run_cli(tmp_path, capsys, ["aggregate", tmp_path / "labels.csv", "--store",
+                                              tmp_path / "store", "-o", tmp_path / "sharded.csv",
+                                              *FAST])
+    assert code == 2 and "'learned-prior-dawid-skene' runs one chain over shards" in err
+    assert "--workers" in err and not (tmp_path / "sharded.csv").exists()
 
 
 def test_ordinal_grades_get_the_ordinal_model_and_text_grades_need_their_order(tmp_path,

@@ -237,6 +237,34 @@ def test_known_classes_on_the_cluster_and_from_a_partitioned_dataset(client, lab
                              known=pd.Series([0, 1], index=[labels.items[0], 10**6]))
 
 
+def test_the_front_door_runs_the_chain_from_an_address_or_a_partitioned_dataset(client, labels,
+                                                                               tmp_path):
+    """``pl.aggregate(client=<a scheduler's address>)`` is that cluster's chain bit for bit,
+    and ``pl.aggregate(<a folder of Parquet files>, model)`` the chain whose shards read them
+    (here in this process), holding no copy of the labels."""
+    run = dict(draws=20, chains=2, seed=4)
+    result = pl.aggregate(labels, "dawid-skene", client=client.scheduler.address, **run)
+    assert result.trace.posterior.attrs["dask_workers"] == 2
+    here = dg.sample_on_cluster(labels, "dawid-skene", n_shards=2, **run)
+    for name, value in arrays(here).items():
+        np.testing.assert_array_equal(value, arrays(result.trace)[name], err_msg=name)
+    table = labels.to_frame().rename(columns={"item": "task", "annotator": "worker"})
+    (tmp_path / "parts").mkdir()
+    for k, part in enumerate(np.array_split(table["task"].unique(), 2)):
+        table[table["task"].isin(part)].to_parquet(tmp_path / "parts" / f"{k}.parquet")
+    result = pl.aggregate(str(tmp_path / "parts"), "one-coin", **run)
+    here = dg.sample_partitions(tmp_path / "parts", "one-coin", n_shards=2, **run)
+    for name, value in arrays(here).items():
+        np.testing.assert_array_equal(value, arrays(result.trace)[name], err_msg=name)
+    assert result.data is None and result.format == "labels" and not result.default
+    with pytest.raises(ValueError, match="name the model"):
+        pl.aggregate(tmp_path / "parts")
+    with pytest.raises(ValueError, match="is not a folder"):
+        pl.aggregate(tmp_path / "parts" / "0.parquet", "one-coin")
+    with pytest.raises(ValueError, match="fits every candidate in this process"):
+        pl.aggregate(tmp_path / "parts", "auto")
+
+
 def test_auto_draws_over_shards_stop_when_parameters_and_plausibilities_pass(labels):
     run = dict(n_shards=3, chains=2, seed=6)
     auto = dg.sample_on_cluster(labels, draws="auto", **run)

@@ -44,7 +44,7 @@ def test_the_wheel_installs_and_runs_without_the_repository(tmp_path):
     [wheel], [sdist] = dist.glob("*.whl"), dist.glob("*.tar.gz")
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
-    assert "plausible/py.typed" in names and "plausible/cli.py" in names
+    assert "plausible/py.typed" in names and "plausible/cli/__init__.py" in names
     assert any(name.endswith(".dist-info/licenses/LICENSE") for name in names)
     assert not any(name.startswith(("tests/", "notebooks/", "benchmarks/")) for name in names)
     with tarfile.open(sdist) as archive:

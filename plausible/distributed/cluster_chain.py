@@ -62,9 +62,7 @@ from plausible.models.dawid_skene.sampler import (
 from plausible.distributed.checkpoints import ChainCheckpoints
 from plausible.distributed.shards.dawid_skene import DawidSkeneHalf
 from plausible.distributed.sharded_chain import ShardLost, sample_sharded, shard_ranges
-from plausible.inference.driver import AUTO
 from plausible.distributed.run_stores import RUN_FILE, check_or_write_run, read_run
-from plausible.inference.sampling import AUTO_MAX_DRAWS
 from plausible.models.annotator_beta.collapsed import AnnotatorBetaCollapsedGibbs
 from plausible.models.annotator_beta.gibbs import AnnotatorBetaGibbs
 from plausible.models.annotator_beta.member import AnnotatorBeta
@@ -243,12 +241,6 @@ def warm_values(previous: xr.DataTree, half, *, items, annotators, classes,
             for c, z in enumerate(classes_of)]
 
 
-def _auto_limit(draws, max_seconds) -> dict:
-    """``draws="auto"``: extended to at most :data:`~plausible.inference.sampling.
-    AUTO_MAX_DRAWS` per chain, as in one process, or until ``max_seconds`` have passed."""
-    return {"max_draws": AUTO_MAX_DRAWS, "max_seconds": max_seconds} if draws == AUTO else {}
-
-
 def _run_seed(seed, store):
     """The seed of a checkpointed run: the store's when it has one (a re-run resumes the same
     chains), else ``seed``, else a fresh one (recorded in the store)."""
@@ -303,7 +295,7 @@ def sample_on_cluster(labels: Labels, model: str = "dawid-skene", *, client=None
     trace = sample_sharded(call, items=labels.items, annotators=labels.annotators,
                            classes=labels.classes, half=half, draws=draws, chains=chains,
                            seed=seed, tune=tune, checkpoints=checkpoints, init=warm,
-                           **_auto_limit(draws, max_seconds))
+                           max_seconds=max_seconds)
     if not isinstance(half, DawidSkeneHalf):  # the items' parameters are not stored per draw
         return trace
     kernel = DawidSkeneKernel(Design(labels), half.member, half.a, half.reliability)
@@ -426,7 +418,7 @@ def sample_partitions(path, model: str = "dawid-skene", *, client=None,
     trace = sample_sharded(call, items=items, annotators=annotators, classes=classes,
                            half=half, draws=draws, chains=chains, seed=seed, tune=tune,
                            checkpoints=checkpoints, init=warm,
-                           **_auto_limit(draws, max_seconds))
+                           max_seconds=max_seconds)
     if known is not None:
         code = np.full(items.size, -1, dtype=np.int64)
         code[pd.Index(items).get_indexer(known.index)] = pd.Index(classes).get_indexer(known)

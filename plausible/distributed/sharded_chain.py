@@ -53,6 +53,7 @@ from plausible.distributed.checkpoints import (
     write_arrays,
 )
 from plausible.models.dawid_skene.sampler import Design
+from plausible.inference.draws import resolve_draws
 from plausible.inference.driver import AUTO, sample_kernel
 from plausible.inference.kernel import Kernel, Variable
 from plausible.inference.sampling import no_variable_fails
@@ -465,7 +466,8 @@ def sample_sharded(call: Callable, *, items, annotators, classes, half: GlobalHa
                    checkpoints: ChainCheckpoints | None = None, init=None) -> xr.DataTree:
     """Sample :class:`ShardedKernel` of ``half`` over the shards ``call`` reaches (their
     ``items`` in shard order, the run's ``annotators`` and ``classes``) with the driver
-    (:func:`~plausible.inference.driver.sample_kernel`; ``draws="auto"`` with ``until``,
+    (:func:`~plausible.inference.driver.sample_kernel`; ``draws`` as
+    :func:`~plausible.inference.draws.resolve_draws` reads them, ``"auto"`` with ``until``,
     ``max_seconds``, ``max_draws``; by default ``until`` the parameters pass the convergence
     report and the plausibilities' split R-hat, reduced on each shard, is at most
     :data:`~plausible.diagnostics.convergence.RHAT_MAX`). Chains run one after another (their
@@ -478,6 +480,7 @@ def sample_sharded(call: Callable, *, items, annotators, classes, half: GlobalHa
     warm start's values per chain (:meth:`ShardedKernel.resume`)."""
     kernel = ShardedKernel(call, half, n_annotators=len(annotators), n_classes=len(classes),
                            n_items=len(items), checkpoints=checkpoints)
+    draws, max_draws = resolve_draws(draws, max_draws=max_draws)
     if draws == AUTO and until is None:
         def until(values):  # the parameters pass the report, the plausibilities split R-hat
             return no_variable_fails(values) and not kernel.max_split_rhat() > RHAT_MAX

@@ -59,6 +59,7 @@ from plausible.diagnostics.convergence import (NOT_CONVERGED, REPORT_ATTR, RHAT_
 from plausible.inference.declarations import declared_gibbs, declared_log_likelihood, declared_sampler
 from plausible.inference.exact import CANDIDATE_DTYPE, candidate_form, covers_exactly, sample_exact
 from plausible.inference import memory
+from plausible.inference.draws import EXACT, PYMC, resolve_draws
 from plausible.inference.driver import AUTO, AUTO_FIRST_DRAWS, assemble
 from plausible.inference.progress import reporting
 from plausible.inference.bridges.from_pymc_steps import jittered, sample_steps
@@ -71,9 +72,6 @@ KEEP_DRAWS_BYTES = 256 * 10**6
 """``keep="auto"`` stores the per-draw plausibilities of a model that can compute them from
 its stored parameters only when they take at most this many bytes (at ``draws="auto"``, for
 1000 draws per chain); beyond it they are summarised while sampling and computed when read."""
-AUTO_MAX_DRAWS = 16_000
-"""Most draws per chain a ``draws="auto"`` run extends to by default (7 blocks: 250, then
-doubling)."""
 AUTO_PEAK = 2
 """A ``draws="auto"`` run holds up to twice its stored draws while it extends them (the draws
 so far, the new block and their concatenation)."""
@@ -82,10 +80,6 @@ AUTO_STORED_SHARE = 4
 memory budget holds, evenly spread over the run
 (:func:`plausible.inference.driver.run_until`): twice that while it extends them
 (:data:`AUTO_PEAK`), and its convergence report's working copies about as much again."""
-
-
-class AutoDrawsUnavailable(ValueError):
-    """``draws="auto"`` asked of a model that ``pm.sample`` samples (raised before sampling)."""
 
 
 def no_variable_fails(values, rhat_max: float = RHAT_MAX, keep: dict | None = None) -> bool:
@@ -203,7 +197,7 @@ def sample(
     check_convergence: bool = True,
     log_likelihood: bool = True,
     max_seconds: float | None = None,
-    max_draws: int = AUTO_MAX_DRAWS,
+    max_draws: int | None = None,
     **kwargs,
 ) -> xr.DataTree:
     """Sample ``model`` and return its trace as an ``xarray.DataTree``.
@@ -211,7 +205,8 @@ def sample(
     Parameters
     ----------
     draws, chains
-        Kept draws per chain and number of chains (``>= 1`` each). ``draws="auto"``: the
+        Kept draws per chain and number of chains (``>= 1`` each), as
+        :func:`~plausible.inference.draws.resolve_draws` reads them. ``draws="auto"``: the
         chains are extended in blocks (250 draws per chain, then doubling the run) until
         every variable converges — R-hat <= 1.01, bulk and tail ESS >= 100 per chain, as
         :func:`plausible.diagnostics.convergence_report` measures it; plausibilities kept
@@ -257,7 +252,8 @@ def sample(
         Warn with :func:`plausible.diagnostics.convergence_report`'s text when a variable of
         an MCMC trace fails the R-hat / ESS thresholds (exact draws need no check).
     max_seconds, max_draws
-        Limits of a ``draws="auto"`` run (none on time; :data:`AUTO_MAX_DRAWS` per chain;
+        Limits of a ``draws="auto"`` run (none on time;
+        :data:`~plausible.inference.draws.AUTO_MAX_DRAWS` per chain by default;
         the draws stored are capped by the memory budget instead, see ``memory_budget``).
     log_likelihood
         Write the ``log_likelihood`` group (per item, ``(chain, draw, item)``) and the
@@ -274,14 +270,13 @@ def sample(
         For invalid arguments; :class:`~plausible.inference.memory.MemoryBudgetError` (a
         ValueError) when the trace cannot fit the budget, before any sampling.
     """
+    draws, max_draws = resolve_draws(draws, max_draws=max_draws)
     auto = draws == AUTO
-    draws = draws if auto else _count("draws", draws, 1)
     chains = _count("chains", chains, 1)
     if auto and chains < 2:
         raise ValueError("draws='auto' needs at least 2 chains: R-hat compares chains")
     if max_seconds is not None and not max_seconds > 0:
         raise ValueError(f"max_seconds must be > 0, got {max_seconds!r}")
-    max_draws = _count("max_draws", max_draws, 1)
     if tune is not None:
         tune = _count("tune", tune, 0)
     if cores is not None:
@@ -311,7 +306,7 @@ def sample(
             trace = _sample_compiled(model, sampler, draws, tune, chains, seed, cores, budget,
                                      {**kwargs, **limits}, max_draws, keep)
         elif covers_exactly(model, steps):
-            draws = 1000 if auto else draws  # independent exact draws: nothing to converge
+            draws, _ = resolve_draws(draws, route=EXACT)  # nothing to converge
             trace = _sample_exact(model, steps, draws, chains, seed, cores, storage, budget, store)
             if auto:
                 trace["posterior"].attrs["draws_stopped_by"] = "exact draws"
@@ -333,11 +328,7 @@ def sample(
                                      seed=seed, tune=tune, cores=cores, dispersion=dispersion,
                                      **limits, **kwargs)
             else:  # PyMC holds the draws, then copies them into the DataTree
-                if auto:
-                    raise AutoDrawsUnavailable(
-                        "draws='auto' extends chains in plausible's driver; this model samples "
-                        "with pm.sample (NUTS for the variables without exact steps): pass a "
-                        "number of draws")
+                resolve_draws(draws, route=PYMC)  # "auto": AutoDrawsUnavailable
                 _check_fits(2 * per_draw * draws, chains, draws, budget)
                 trace = _sample_pymc(model, steps, draws, tune, chains, seed, cores or 1,
                                      dispersion, progressbar, kwargs)

@@ -12,8 +12,8 @@ layer shared by the label models (:mod:`~plausible.models.latent_class`).
 from plausible.models.model_entry import (FORMATS, ITEM_DISTRIBUTION, LABEL_MARGINALS,
                                           MEANINGS, RANK_DISTRIBUTION, TRUE_CLASS_POSTERIOR,
                                           ModelEntry)
-from plausible.models.registry import (AUTO_CANDIDATES, DEFAULT_MODELS, available, entry, get,
-                                       ordinal_model)
+from plausible.models.registry import (AUTO_CANDIDATES, DEFAULT_MODELS, available, entry,
+                                       families, get, ordinal_model)
 
 __all__ = [
     "AUTO_CANDIDATES",
@@ -27,6 +27,9 @@ __all__ = [
     "TRUE_CLASS_POSTERIOR",
     "available",
     "entry",
+    "families",
     "get",
     "ordinal_model",
+    "latent_class",
+    *families(),
 ]

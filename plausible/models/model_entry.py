@@ -69,7 +69,12 @@ class ModelEntry:
     comparison models' draws of each item's log worth, ``(chain, draw, item)``: the rank summary
     and the next pairs read it), ``label_rates(posterior)`` (the multi-label models' draws of
     each annotator's sensitivity and specificity per label, two ``(chain, draw, annotator,
-    class)`` arrays: the next label sets read them), ``ordinal`` (the model reads the classes as ordered
+    class)`` arrays: the next label sets read them), ``predictive_check(trace, data, *, draws,
+    seed)`` (the model's own posterior predictive check, where the format's generic one does
+    not serve: comparisons, label sets), ``item_columns(trace, data)`` (columns the per-item
+    table adds, indexed by item: the multi-label model's most probable pattern),
+    ``label_set_draws(trace, data, *, draws, seed)`` (draws of the items' true label sets, bool
+    ``(sample, item, class)``: what scores predicted sets), ``ordinal`` (the model reads the classes as ordered
     grades: the one fitted for labels declared ordinal, ``aggregate(..., ordinal=True)`` and
     ``--ordinal``, and whose predictive check counts how many grades an item's labels span)
     and ``plausibility``, what its plausibility means (a key of :data:`MEANINGS`; by default
@@ -97,6 +102,9 @@ class ModelEntry:
     consensus: Callable | None = None
     log_worth: Callable | None = None
     label_rates: Callable | None = None
+    predictive_check: Callable | None = None
+    item_columns: Callable | None = None
+    label_set_draws: Callable | None = None
     cluster_chain: bool = False
     ordinal: bool = False
     plausibility: str = ""

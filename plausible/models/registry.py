@@ -38,10 +38,14 @@ ENTRY_POINTS = "plausible.models"
 whose ``ENTRIES`` is a tuple of :class:`~plausible.models.model_entry.ModelEntry`."""
 
 
+def families() -> tuple[str, ...]:
+    """The names of the model families: the packages in :data:`FAMILIES`."""
+    return tuple(sorted(i.name for i in pkgutil.iter_modules([str(FAMILIES)]) if i.ispkg))
+
+
 def _family_modules():
-    for info in sorted(pkgutil.iter_modules([str(FAMILIES)]), key=lambda i: i.name):
-        if info.ispkg:
-            yield importlib.import_module(f"plausible.models.{info.name}")
+    for name in families():
+        yield importlib.import_module(f"plausible.models.{name}")
     for point in sorted(entry_points(group=ENTRY_POINTS), key=lambda p: p.name):
         yield point.load()
 

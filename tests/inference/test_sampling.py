@@ -10,7 +10,8 @@ import xarray as xr
 
 import plausible as pl
 from plausible.metrics.accumulated import GROUP
-from plausible.inference.sampling import AutoDrawsUnavailable, no_variable_fails
+from plausible.inference.draws import AutoDrawsUnavailable
+from plausible.inference.sampling import no_variable_fails
 
 
 @pytest.fixture(scope="module")

@@ -352,6 +352,26 @@ def label_flip_check(trace) -> xr.DataArray:
 
 
 
+def predictive_check(trace, data: LabelSets, *, draws: int = 500, seed: int | None = None
+                     ) -> pd.DataFrame:
+    """:func:`label_set_predictive_check` of ``draws`` sets of replicated label sets
+    (:func:`replicate_label_sets`)."""
+    return label_set_predictive_check(
+        data, replicate_label_sets(trace, data, draws=draws, seed=seed))
+
+
+def pattern_columns(trace, sets: LabelSets) -> pd.DataFrame:
+    """Per item (index, the ids): ``pattern``, its most probable mixture component (0 the
+    heaviest; :func:`component_membership`) and ``pattern_probability``, its posterior
+    probability."""
+    membership = component_membership(trace, sets)
+    p = membership.values
+    best = p.argmax(axis=1)
+    return pd.DataFrame({"pattern": membership["component"].values[best],
+                         "pattern_probability": p[np.arange(best.size), best]},
+                        index=pd.Index(membership["item"].values, name="item"))
+
+
 def label_rates(posterior) -> tuple[xr.DataArray, xr.DataArray]:
     """The draws of each annotator's sensitivity and specificity per label, each ``(chain,
     draw, annotator, class)``."""
@@ -377,7 +397,8 @@ ENTRIES = (
                "multi-label sets: a Bernoulli mixture over the items' true label sets with "
                "per-annotator, per-label sensitivity and specificity, exact Gibbs",
                plausibility=LABEL_MARGINALS, annotator_parameters=annotator_parameters,
-               label_rates=label_rates,
+               label_rates=label_rates, predictive_check=predictive_check,
+               item_columns=pattern_columns, label_set_draws=draw_label_sets,
                annotator_note="mean_sensitivity and mean_specificity: each annotator's "
                "probability of marking a label the item carries, and of leaving out one it "
                "does not, averaged over the labels, with 90 % intervals."),
