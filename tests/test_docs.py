@@ -67,7 +67,7 @@ def test_every_public_function_and_class_has_a_docstring():
 
 
 def test_no_docstring_refers_to_a_spec_page():
-    """The docstrings cite papers (the README's References); the spec pages they once
+    """The docstrings cite papers (docs/references.md); the spec pages they once
     pointed to are not part of the package."""
     pattern = re.compile(r"spec 0|spec §|specs/", re.IGNORECASE)
     found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
