@@ -143,10 +143,39 @@ def package_page(name: str) -> str:
     return "\n".join(lines)
 
 
+def _resolves(name: str) -> bool:
+    """Whether the dotted ``name`` is a module, or an attribute of one, that imports now."""
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            value = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for part in parts[cut:]:
+            if not hasattr(value, part):
+                return False
+            value = getattr(value, part)
+        return True
+    return False
+
+
+def drop_stale_pages(folder: Path) -> None:
+    """Delete the pages an earlier build generated for packages, modules or objects that no
+    longer exist (a moved module): Sphinx reads every page in the folder, and a stale one
+    fails the build."""
+    for path in folder.glob("plausible.*.rst"):
+        if path.stem not in API_PACKAGES:
+            path.unlink()
+    for path in (folder / "generated").glob("*.rst"):
+        if not _resolves(path.stem):
+            path.unlink()
+
+
 def write_api_pages() -> None:
     """Write api/<package>.rst, touching a file only when its text changed (so an
-    incremental build rebuilds only what changed)."""
+    incremental build rebuilds only what changed), after dropping stale pages."""
     folder = HERE / "api"
+    drop_stale_pages(folder)
     for name in API_PACKAGES:
         path = folder / f"{name}.rst"
         text = package_page(name)

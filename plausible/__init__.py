@@ -14,8 +14,8 @@ or, from a table of annotations to a checked posterior in one call, ``pl.aggrega
 ["dawid-skene", "mace"])`` (:mod:`plausible.comparison`).
 
 Importing plausible sets PyTensor's ``numba__fastmath`` flag to False for the whole process
-(see the README's "Reproducibility"): fast-math lets LLVM reorder floating-point reductions
-differently in each compilation, and a seed must give the same draws.
+(see "Reproducibility" in docs/models/index.md): fast-math lets LLVM reorder floating-point
+reductions differently in each compilation, and a seed must give the same draws.
 """
 
 import pytensor

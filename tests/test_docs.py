@@ -1,5 +1,6 @@
-"""The documentation site (docs/): it builds with warnings as errors, and the docstrings it
-renders exist and cite papers, not spec pages."""
+"""The documentation site (docs/): it builds with warnings as errors, the docstrings it
+renders exist and cite papers, not spec pages, and the getting-started page's Python blocks
+run as written."""
 
 import ast
 import importlib
@@ -9,10 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import matplotlib
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
+PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.M | re.S)
 
 
 def api_packages() -> list[str]:
@@ -67,7 +70,7 @@ def test_every_public_function_and_class_has_a_docstring():
 
 
 def test_no_docstring_refers_to_a_spec_page():
-    """The docstrings cite papers (the README's References); the spec pages they once
+    """The docstrings cite papers (docs/references.md); the spec pages they once
     pointed to are not part of the package."""
     pattern = re.compile(r"spec 0|spec §|specs/", re.IGNORECASE)
     found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
@@ -109,3 +112,42 @@ def test_docs_build_with_warnings_as_errors(tmp_path):
     shown = [path.relative_to(out).as_posix() for path in out.rglob("*.html")
              if "system-message" in path.read_text(encoding="utf-8")]
     assert not shown, f"reStructuredText errors shown on {shown}"
+
+
+def getting_started_blocks(public_data: bool) -> list[tuple[int, str]]:
+    """(number, code) of docs/getting-started.md's Python blocks that load a public data set
+    (``pl.data.load_``), or of those that do not."""
+    blocks = PYTHON_BLOCK.findall((DOCS / "getting-started.md").read_text(encoding="utf-8"))
+    return [(number, block) for number, block in enumerate(blocks, start=1)
+            if ("pl.data.load_" in block) == public_data]
+
+
+def run_blocks(blocks: list[tuple[int, str]]) -> None:
+    """The blocks in order, in one namespace: later blocks use earlier names, as a reader would."""
+    matplotlib.use("Agg")
+    namespace = {"__name__": "getting_started"}
+    for number, block in blocks:
+        code = compile(block, f"docs/getting-started.md python block {number}", "exec")
+        exec(code, namespace)  # noqa: S102 - the docs are ours
+
+
+def test_getting_started_blocks_run(tmp_path, monkeypatch):
+    """The page's blocks that need no public data set, in order: the labels walkthrough,
+    model choice and saving, comparison, the samplers in PyMC, decisions from the posterior."""
+    monkeypatch.chdir(tmp_path)  # files the page writes land here
+    blocks = getting_started_blocks(public_data=False)
+    assert blocks and "pl.aggregate(df" in blocks[0][1]
+    run_blocks(blocks)
+    assert (tmp_path / "report.html").is_file()
+    assert (tmp_path / "labels-dirichlet.nc").is_file()
+
+
+@pytest.mark.slow
+def test_getting_started_public_data_blocks_run(data_home, tmp_path, monkeypatch):
+    """The page's blocks that load a public data set (CIFAR-10H's votes, the dermatology
+    rankings), in order: sampling CIFAR-10H's 10,000 items takes a minute or more, so they run
+    in make test-all."""
+    monkeypatch.chdir(tmp_path)
+    blocks = getting_started_blocks(public_data=True)
+    assert blocks
+    run_blocks(blocks)

@@ -1,6 +1,7 @@
 """Every Python block of the README runs as written, in order, in one namespace (later blocks
 use earlier names, as a reader would). Blocks that load a public data set need
-``PLAUSIBLE_DATA``; without it the test skips with that reason."""
+``PLAUSIBLE_DATA``; without it the test skips with that reason. The walkthrough the README
+links to is docs/getting-started.md, whose blocks tests/test_docs.py runs."""
 
 import os
 import re
@@ -19,8 +20,7 @@ def python_blocks() -> list[str]:
 
 def test_readme_has_the_front_door_first():
     blocks = python_blocks()
-    assert len(blocks) >= 4
-    assert "pl.aggregate(df" in blocks[0]
+    assert blocks and "pl.aggregate(df" in blocks[0]
 
 
 def test_every_python_block_runs(tmp_path, monkeypatch):
@@ -34,4 +34,3 @@ def test_every_python_block_runs(tmp_path, monkeypatch):
                         "is not set (the blocks before it ran)")
         code = compile(block, f"README.md python block {number}", "exec")
         exec(code, namespace)  # noqa: S102 - the README is ours
-    assert os.path.exists(tmp_path / "labels-dirichlet.nc")

@@ -152,7 +152,9 @@ def _log_likelihood_terms(lower: np.ndarray, upper: np.ndarray, loc, sd):
 def build(ratings: Ratings, *, threshold: float, scale=None, resolution: float | None = None,
           censored: bool = True, prior="hierarchical", reliability: int = 1,
           compiled: bool = True) -> pm.Model:
-    """PyMC model of censored (and/or rounded) NIG ratings (module).
+    """PyMC model of censored (and/or rounded) NIG ratings (module). Free variables: ``mu``,
+    ``sigma2`` ``(item,)`` and the sampled ``mu0``, ``kappa0``, ``alpha0``, ``beta0``;
+    ``plausibility (item, class)``.
 
     Parameters
     ----------
@@ -175,9 +177,6 @@ def build(ratings: Ratings, *, threshold: float, scale=None, resolution: float |
     compiled : bool
         :func:`plausible.sample` runs the Gibbs sampler with augmentation; False leaves the
         model to NUTS.
-
-    Free variables: ``mu``, ``sigma2`` ``(item,)`` and the sampled ``mu0, kappa0, alpha0,
-    beta0``; ``plausibility (item, class)``.
     """
     if not isinstance(ratings, Ratings):
         raise TypeError(f"build needs a Ratings, got {type(ratings).__name__}")
