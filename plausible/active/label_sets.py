@@ -92,7 +92,7 @@ def label_set_gain(trace, sets, *, pairs=None, items=None, draws: int = 500,
         item, annotator = item[keep], annotator[keep]
     chain, draw = thinned_draws(trace, draws)
     gamma, posterior = _reliability(trace), trace["posterior"]
-    sensitivity, specificity = models.entry(
+    se_draws, sp_draws = models.entry(
         model or models.DEFAULT_MODELS["label_sets"]).label_rates(posterior)
     S, K = chain.size, sets.n_classes
     out = np.empty((3, item.size))
@@ -102,8 +102,8 @@ def label_set_gain(trace, sets, *, pairs=None, items=None, draws: int = 500,
         i, i_at = np.unique(item[block], return_inverse=True)
         j, j_at = np.unique(annotator[block], return_inverse=True)
         p = _at(posterior["plausibility"], chain, draw, "item", i_at, i)  # (S, P, K)
-        se = _at(sensitivity, chain, draw, "annotator", j_at, j)
-        sp = _at(specificity, chain, draw, "annotator", j_at, j)
+        se = _at(se_draws, chain, draw, "annotator", j_at, j)
+        sp = _at(sp_draws, chain, draw, "annotator", j_at, j)
         P = p.shape[1]
         pi = np.stack([1.0 - p, p], axis=-1).reshape(S, P * K, 2)
         rows = _channel(se, sp).reshape(S, P * K, 2, 2)

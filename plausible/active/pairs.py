@@ -32,10 +32,10 @@ def _entropy_bits(p: np.ndarray) -> np.ndarray:
     return -(p * np.log2(p) + q * np.log2(q))
 
 
-def pair_information(log_worth: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+def pair_information(log_worths: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     """``I(y; w)`` in bits (module) of comparing ``left[k]`` with ``right[k]``, from posterior
-    draws ``log_worth (sample, item)``, float64 ``(pair,)``."""
-    p = 1.0 / (1.0 + np.exp(log_worth[:, right] - log_worth[:, left]))  # (sample, pair)
+    draws ``log_worths (sample, item)``, float64 ``(pair,)``."""
+    p = 1.0 / (1.0 + np.exp(log_worths[:, right] - log_worths[:, left]))  # (sample, pair)
     return _entropy_bits(p.mean(axis=0)) - _entropy_bits(p).mean(axis=0)
 
 
@@ -46,7 +46,7 @@ def next_pairs(trace, comparisons: Comparisons, budget: int, *, window: int = 5,
     probability that ``left`` is picked) and both items' posterior mean rank
     (``left_rank``, ``right_rank``), from ``draws`` thinned draws of the items' log worths
     in ``trace``, as the registry entry of ``model`` (by default the comparisons' default
-    model) declares them (``log_worth``)."""
+    model) declares them (``worth_draws``)."""
     if int(budget) < 1:
         raise ValueError(f"budget must be a positive integer, got {budget!r}")
     if int(window) < 1:
@@ -54,15 +54,15 @@ def next_pairs(trace, comparisons: Comparisons, budget: int, *, window: int = 5,
     posterior = trace["posterior"]
     chain, draw = thinned_draws(posterior, draws)
     entry = models.entry(model or models.DEFAULT_MODELS["comparisons"])
-    values = entry.log_worth(posterior).values
-    log_worth = np.asarray(values[chain, draw], dtype=np.float64)  # (sample, item)
-    n = log_worth.shape[1]
+    values = entry.worth_draws(posterior).values
+    log_worths = np.asarray(values[chain, draw], dtype=np.float64)  # (sample, item)
+    n = log_worths.shape[1]
     mean_rank = np.empty(n)
-    mean_rank[np.argsort(-log_worth.mean(axis=0), kind="stable")] = np.arange(1, n + 1)
+    mean_rank[np.argsort(-log_worths.mean(axis=0), kind="stable")] = np.arange(1, n + 1)
     order = np.argsort(mean_rank)
     left = np.concatenate([order[:-d] for d in range(1, min(window, n - 1) + 1)])
     right = np.concatenate([order[d:] for d in range(1, min(window, n - 1) + 1)])
-    gain = pair_information(log_worth, left, right)
+    gain = pair_information(log_worths, left, right)
     chosen, used = [], np.zeros(n, dtype=bool)
     for k in np.argsort(-gain, kind="stable"):
         if len(chosen) == int(budget):
@@ -72,7 +72,7 @@ def next_pairs(trace, comparisons: Comparisons, budget: int, *, window: int = 5,
             used[[left[k], right[k]]] = True
     chosen = np.asarray(chosen, dtype=np.int64)
     a, b = left[chosen], right[chosen]
-    p_left = (1.0 / (1.0 + np.exp(log_worth[:, b] - log_worth[:, a]))).mean(axis=0)
+    p_left = (1.0 / (1.0 + np.exp(log_worths[:, b] - log_worths[:, a]))).mean(axis=0)
     return pd.DataFrame({"left": comparisons.items[a], "right": comparisons.items[b],
                          "information_gain": gain[chosen], "p_left": p_left,
                          "left_rank": mean_rank[a], "right_rank": mean_rank[b]})

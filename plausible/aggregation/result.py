@@ -160,7 +160,7 @@ class Aggregation:
         if "labels" not in self._cache:
             entry = models.entry(self.model)
             table = (label_set_table(self.plausibility) if self.format == "label_sets" else
-                     rank_summary(entry.log_worth(self.trace["posterior"]))
+                     rank_summary(entry.worth_draws(self.trace["posterior"]))
                      if self.format == "comparisons" else
                      label_table(self.trace, self.plausibility))
             if entry.item_columns is not None:
@@ -215,12 +215,12 @@ class Aggregation:
             raise ValueError("evaluate scores a classifier's classes; for comparisons read "
                              "the rank table, to_frame(), or the worths in the trace")
         rows = {}
-        true_class = models.entry(self.model).plausibility == models.TRUE_CLASS_POSTERIOR
-        prefix = "" if true_class else "ua_"
+        one_true_class = models.entry(self.model).plausibility == models.TRUE_CLASS_POSTERIOR
+        prefix = "" if one_true_class else "ua_"
         if _one_per_item(predictions):
             member = _one_hot(predictions, items, classes)
             rows[f"{prefix}accuracy"] = metrics.summarize(
-                metrics.ua_coverage(self.trace, member) if true_class
+                metrics.ua_coverage(self.trace, member) if one_true_class
                 else metrics.ua_set_accuracy(self.trace, member))
         else:
             scores = _aligned_scores(predictions, items, classes)
@@ -228,7 +228,7 @@ class Aggregation:
                 if j <= classes.size:
                     rows[f"{prefix}top{j}_accuracy"] = metrics.summarize(
                         metrics.ua_coverage(self.trace, metrics.top_k_sets(scores, j))
-                        if true_class else metrics.ua_topk_accuracy(self.trace, scores, k=j))
+                        if one_true_class else metrics.ua_topk_accuracy(self.trace, scores, k=j))
         return pd.DataFrame({name: {s: float(summary[s]) for s in ("mean", "std", "min", "max")}
                              for name, summary in rows.items()}).T.rename_axis("metric")
 

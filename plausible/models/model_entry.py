@@ -65,7 +65,7 @@ class ModelEntry:
     mean confusion rows of these annotators, ``(annotator, class, label_class)``, headed by the
     population's where the model has one: the report's heatmaps), ``consensus(trace)`` (per
     item the consensus on the annotation scale with its interval, a table indexed by item:
-    a column of the per-item table and a figure of the report), ``log_worth(posterior)`` (the
+    a column of the per-item table and a figure of the report), ``worth_draws(posterior)`` (the
     comparison models' draws of each item's log worth, ``(chain, draw, item)``: the rank summary
     and the next pairs read it), ``label_rates(posterior)`` (the multi-label models' draws of
     each annotator's sensitivity and specificity per label, two ``(chain, draw, annotator,
@@ -100,7 +100,7 @@ class ModelEntry:
     annotator_note: str = ""
     confusion: Callable | None = None
     consensus: Callable | None = None
-    log_worth: Callable | None = None
+    worth_draws: Callable | None = None
     label_rates: Callable | None = None
     predictive_check: Callable | None = None
     item_columns: Callable | None = None

@@ -35,8 +35,8 @@ MAX_PLOTTED_ENTRIES = 40
 """Entries of a predictive statistic drawn (the most extreme first)."""
 SPAM_SHARE = 0.9
 """An annotator is flagged as a likely spammer when at least this share of the draws has them
-answer at random more often than not (MACE's competence below 1/2, ordered probit's rate of
-random answers above 1/2)."""
+answer at random more often than not (by the flag its registry entry declares: for MACE a
+truthful-answer rate below 1/2, for ordered probit a rate of random answers above 1/2)."""
 RANKED = 4
 """Variables in the convergence section's rank plot (the least converged first)."""
 MAX_RANKED_VALUES = 20_000_000

@@ -281,12 +281,12 @@ ENTRIES = (
     ModelEntry("bradley-terry", build, "comparisons", "repetitions", False,
                "Bayesian Bradley-Terry: a Gamma worth per item, exact Gibbs with Caron & "
                "Doucet's augmentation; plausibility over rank positions",
-               plausibility=RANK_DISTRIBUTION, log_worth=log_worth,
+               plausibility=RANK_DISTRIBUTION, worth_draws=log_worth,
                predictive_check=predictive_check),
     ModelEntry("noisy-bradley-terry", build_noisy, "comparisons", "repetitions",
                False, "Bradley-Terry with each annotator answering at random at their own rate "
                "(a spammer), exact Gibbs with the random answers augmented",
-               plausibility=RANK_DISTRIBUTION, log_worth=log_worth, spammer=spammer,
+               plausibility=RANK_DISTRIBUTION, worth_draws=log_worth, spammer=spammer,
                predictive_check=predictive_check,
                annotator_note="spam: the rate at which the annotator answers at random."),
 )
