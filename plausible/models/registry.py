@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import warnings
 from collections.abc import Callable
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -47,7 +48,12 @@ def _family_modules():
     for name in families():
         yield importlib.import_module(f"plausible.models.{name}")
     for point in sorted(entry_points(group=ENTRY_POINTS), key=lambda p: p.name):
-        yield point.load()
+        try:
+            yield point.load()
+        except Exception as error:  # a broken plug-in must not break plausible's own models
+            warnings.warn(f"the model package {point.value!r} (entry point {point.name!r} in "
+                          f"{ENTRY_POINTS!r}) failed to import and is not registered: "
+                          f"{type(error).__name__}: {error}", stacklevel=2)
 
 
 def _collect() -> tuple[ModelEntry, ...]:

@@ -108,3 +108,12 @@ def test_the_registry_refuses_a_name_registered_twice(plugin):
     sys.modules.pop("flat_one_coin", None)
     with pytest.raises(ValueError, match=r"registered twice: \['one-coin'\]"):
         registry.refresh()
+
+
+def test_a_plug_in_that_fails_to_import_is_left_out_with_a_warning(plugin):
+    (plugin / "flat_one_coin" / "__init__.py").write_text("raise ImportError('no numpy here')\n")
+    sys.modules.pop("flat_one_coin", None)
+    with pytest.warns(UserWarning, match="'flat_one_coin'.*failed to import.*no numpy here"):
+        registry.refresh()
+    assert "flat-one-coin" not in pl.models.available().index
+    assert "one-coin" in pl.models.available().index
