@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
 import pymc as pm
 
 from plausible.metrics.meaning import (ITEM_DISTRIBUTION, LABEL_MARGINALS, RANK_DISTRIBUTION,
@@ -122,3 +123,10 @@ def most_named(data) -> int:
     """The candidate slots of the models that store plausibilities in candidate form: the most
     classes any item was named (``candidate_width``)."""
     return int(data.n_named().max(initial=0))
+
+
+def answers_at_random(parameters: dict) -> np.ndarray:
+    """The spammer flag of the models with a rate of random answers per annotator (ordered
+    probit, noisy Bradley–Terry): whether each annotator answers at random more often than not,
+    ``e_j > 1/2``, per draw ``(sample, annotator)`` from ``parameters["spam"]``."""
+    return parameters["spam"] > 0.5

@@ -66,17 +66,20 @@ def _collect() -> tuple[ModelEntry, ...]:
     return tuple(e for *_, e in sorted(found, key=lambda f: f[:2]))
 
 
-ENTRIES = _collect()
-_BY_NAME = {e.name: e for e in ENTRIES}
-
-
 def refresh() -> None:
-    """Collect the entries again: after installing (or putting on ``sys.path``) a package that
-    declares models under the entry-point group :data:`ENTRY_POINTS` in a running process."""
+    """Collect the entries (at import, and again after installing, or putting on
+    ``sys.path``, a package that declares models under the entry-point group
+    :data:`ENTRY_POINTS` in a running process)."""
     global ENTRIES, _BY_NAME
     importlib.invalidate_caches()
     ENTRIES = _collect()
     _BY_NAME = {e.name: e for e in ENTRIES}
+
+
+ENTRIES: tuple[ModelEntry, ...] = ()
+"""Every registered model's entry, by format, then family."""
+_BY_NAME: dict[str, ModelEntry] = {}
+refresh()
 
 
 DEFAULT_MODELS = {"votes": "dirichlet", "rankings": "prirn", "labels": "learned-prior-dawid-skene",

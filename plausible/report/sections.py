@@ -217,10 +217,13 @@ def _consensus(consensus: pd.DataFrame) -> str:
                        "interval; the item table lists them.")
 
 
-def _interval_columns(draws: np.ndarray, name: str) -> dict:
-    """``name``, ``name_q05``, ``name_q95`` of ``draws (sample, annotator)``."""
-    low, high = np.quantile(draws, QUANTILES, axis=0)
-    return {name: draws.mean(axis=0), f"{name}_q05": low, f"{name}_q95": high}
+def _intervals(parameters: dict[str, np.ndarray]) -> dict:
+    """``name``, ``name_q05``, ``name_q95`` of each ``{name: draws (sample, annotator)}``."""
+    columns = {}
+    for name, draws in parameters.items():
+        low, high = np.quantile(draws, QUANTILES, axis=0)
+        columns.update({name: draws.mean(axis=0), f"{name}_q05": low, f"{name}_q95": high})
+    return columns
 
 
 def _parameters(result) -> dict[str, np.ndarray]:
@@ -256,9 +259,8 @@ def annotators(result) -> Section:
         return section
     entry = models.entry(result.model)
     quality = annotator_quality(result.trace, result.data)
-    columns, parameters = {}, _parameters(result)
-    for name, draws in parameters.items():
-        columns.update(_interval_columns(draws, name))
+    parameters = _parameters(result)
+    columns = _intervals(parameters)
     frame = quality.join(pd.DataFrame(columns, index=quality.index))
     section.add(paragraph(
         "share_correct: the posterior mean share of the annotator's labels that are the "
@@ -305,9 +307,7 @@ def _annotator_parameters(section: Section, result) -> Section:
     and the likely spammers where the model declares a flag."""
     entry = models.entry(result.model)
     parameters = _parameters(result)
-    columns = {}
-    for name, draws in parameters.items():
-        columns.update(_interval_columns(draws, name))
+    columns = _intervals(parameters)
     if not columns:
         section.add(paragraph(f"The {result.model} model has no per-annotator parameters; the "
                               "predictive checks below show how the annotations are fitted."))

@@ -81,7 +81,7 @@ from plausible.inference.declarations import declare_log_likelihood
 from plausible.inference.bridges.as_pymc_step import declare_kernel
 from plausible.metrics.chunks import iter_sample_blocks
 from plausible.models.latent_class import _read
-from plausible.models.model_entry import ModelEntry
+from plausible.models.model_entry import ModelEntry, answers_at_random
 from plausible.metrics.meaning import RANK_DISTRIBUTION
 
 WHOLE_RELIABILITY = ("the Bradley-Terry Gibbs sampler repeats every comparison; pass "
@@ -268,11 +268,6 @@ def log_worth(posterior) -> xr.DataArray:
     return posterior["log_worth"].transpose("chain", "draw", "item")
 
 
-def spammer(parameters: dict) -> np.ndarray:
-    """Noisy Bradley-Terry: whether each annotator answers at random more often than not,
-    ``e_j > 1/2``, per draw ``(sample, annotator)`` from ``parameters["spam"]``."""
-    return parameters["spam"] > 0.5
-
 __all__ = ["annotator_consistency", "build", "build_noisy", "coords", "log_likelihood",
            "predictive_check", "replicate_comparisons", "win_shares"]
 
@@ -286,7 +281,7 @@ ENTRIES = (
     ModelEntry("noisy-bradley-terry", build_noisy, "comparisons", "repetitions",
                False, "Bradley-Terry with each annotator answering at random at their own rate "
                "(a spammer), exact Gibbs with the random answers augmented",
-               plausibility=RANK_DISTRIBUTION, worth_draws=log_worth, spammer=spammer,
+               plausibility=RANK_DISTRIBUTION, worth_draws=log_worth, spammer=answers_at_random,
                predictive_check=predictive_check,
                annotator_note="spam: the rate at which the annotator answers at random."),
 )

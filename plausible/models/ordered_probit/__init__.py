@@ -70,7 +70,7 @@ from plausible.maths.categorical import categorical_draws
 from plausible.metrics.chunks import iter_sample_blocks
 from plausible.models.latent_class import _read as read_draws
 from plausible.models.latent_class import check_labels, coords, known_mask
-from plausible.models.model_entry import ModelEntry
+from plausible.models.model_entry import ModelEntry, answers_at_random
 
 FAR = 1e3
 """The outer thresholds in the PyMC graph (grades from the end ones are never this far): finite,
@@ -192,11 +192,6 @@ def label_probabilities(trace, chain, draw, item, annotator) -> np.ndarray:
     return np.exp(tables.transpose(0, 1, 3, 2))
 
 
-def spammer(parameters: dict) -> np.ndarray:
-    """Whether each annotator answers at random more often than not, ``e_j > 1/2``, per draw
-    ``(sample, annotator)`` from ``parameters["spam"]``."""
-    return parameters["spam"] > 0.5
-
 
 def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | None = None
                      ) -> np.ndarray:
@@ -223,7 +218,7 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
     return out
 
 
-__all__ = ["build", "label_probabilities", "log_likelihood", "replicate_labels", "spammer"]
+__all__ = ["build", "label_probabilities", "log_likelihood", "replicate_labels"]
 
 
 ENTRIES = (
@@ -232,6 +227,6 @@ ENTRIES = (
                "(ordered probit) and rate of random answers, compiled slice-within-Gibbs with "
                "the perceptions integrated out", replicate=replicate_labels,
                label_probabilities=label_probabilities,
-               spammer=spammer, ordinal=True),
+               spammer=answers_at_random, ordinal=True),
 )
 """The registry entries of this family (:mod:`plausible.models.registry`)."""
