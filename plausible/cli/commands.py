@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from plausible.cli.inputs import (declared_classes, load_annotations, load_init, model_options,
-                                  read_gold, read_predictions)
+                                  read_classifier_prior, read_gold)
 from plausible.cli.output import (REPORT_SUFFIXES, TRACE_SUFFIXES, check_output,
                                   pipe_console, print_summary, report_progress, write_results,
                                   write_table)
@@ -50,6 +50,7 @@ def aggregate(args) -> int:
                              "give one file")
     else:
         annotations = declared_classes(args, annotations)
+    prior = read_classifier_prior(args, annotations)
     init = load_init(args)
     name = args.model or aggregation.default_model(annotations, ordinal=args.ordinal, init=init)
     options = model_options(args, name, None if name == aggregation.AUTO else models.entry(name))
@@ -63,7 +64,8 @@ def aggregate(args) -> int:
             label=args.label, init=init, known=known, client=args.scheduler,
             workers=None if args.scheduler else args.workers, store=args.store,
             shard_size=args.shard_size, ordinal=args.ordinal,
-            progressbar=not args.no_progress, **options)
+            progressbar=not args.no_progress, **options,
+            **({} if prior is None else {"predictions": prior}))
     except ValueError as error:
         if str(error).startswith("known:"):  # a --gold item or class the shards' files lack
             raise UsageError(f"--gold {args.gold}: {str(error)[7:]}") from None
@@ -145,18 +147,18 @@ def evaluate(args) -> int:
     aggregation."""
     output = check_output(args.output, "-o", args.force)
     from plausible import aggregation
-    from plausible.data import tables
+    from plausible.data.predictions import read_predictions
 
     run = Path(args.run)
     if not run.exists():
         raise FileNotFoundError(f"{run}: no such file (save an aggregation with "
                                 "plausible aggregate --save RUN.nc)")
     result = aggregation.load(run)
-    content = tables.read_table(args.predictions)
-    if isinstance(content, list):
-        raise UsageError(f"{args.predictions}: expected a table of predictions or scores")
-    predictions = read_predictions(content, args, result)
-    metrics = result.evaluate(predictions, k=args.k)
+    predictions = read_predictions(
+        args.predictions, result.plausibility["item"].values,
+        result.plausibility["class"].values, item=args.item, prediction=args.prediction,
+        sets=result.format == "label_sets")
+    metrics = result.evaluate(predictions.for_evaluate(), k=args.k)
     frame = metrics.reset_index()
     if output is not None:
         write_table(frame, output)

@@ -1,7 +1,8 @@
 """What the command line reads: annotation files and the built-in data sets
 (:func:`load_annotations`), ``--classes`` (:func:`declared_classes`), ``--gold``
 (:func:`read_gold`), ``--init`` (:func:`load_init`), the model's options
-(:func:`model_options`) and a classifier's predictions (:func:`read_predictions`)."""
+(:func:`model_options`) and a classifier's probabilities per class
+(:func:`read_classifier_prior`)."""
 
 from __future__ import annotations
 
@@ -171,31 +172,27 @@ def model_options(args, name: str, entry) -> dict:
     return options
 
 
-def read_predictions(frame, args, result):
-    """A Series of predicted classes or a DataFrame of scores, indexed by item."""
-    from plausible.data.tables import ROLES
+def read_classifier_prior(args, annotations):
+    """``--predictions FILE``: a classifier's probabilities per class for the annotations'
+    items and classes (:func:`plausible.data.predictions.read_predictions` with
+    ``probabilities=True``), float64 ``(item, class)`` in their order, or None; a bad file is
+    a ``UsageError`` naming it, raised before any fit."""
+    if getattr(args, "predictions", None) is None:
+        return None
+    from plausible.data.predictions import read_predictions
 
-    item = args.item or next((c for c in ROLES["item"] if c in frame.columns), None)
-    if item is None:
-        raise UsageError(f"{args.predictions}: no item column (item or task; or --item); "
-                         f"columns are {list(frame.columns)}")
-    if frame[item].duplicated().any():
-        raise UsageError(f"{args.predictions}: item {frame[item][frame[item].duplicated()].iloc[0]!r} "
-                         "appears twice")
-    frame = frame.set_index(item)
-    column = args.prediction or next((c for c in ("prediction", "label") if c in frame.columns),
-                                     None)
-    if column is not None:
-        if column not in frame.columns:
-            raise UsageError(f"{args.predictions}: no column {column!r}; columns are "
-                             f"{list(frame.columns)}")
-        return frame[column]
-    classes = result.plausibility["class"].values
-    by_name = {str(c): c for c in frame.columns}
-    missing = [c for c in classes if str(c) not in by_name]
-    if missing:
-        raise UsageError(f"{args.predictions}: no 'prediction' column and no score column for "
-                         f"class {missing[0]!r}; columns are {list(frame.columns)}")
-    scores = frame[[by_name[str(c)] for c in classes]]
-    scores.columns = classes
-    return scores
+    if isinstance(annotations, Path):
+        raise UsageError(f"--predictions {args.predictions}: {annotations} is read by the "
+                         "shards, so this process holds no items to align the predictions to; "
+                         "give one file")
+    from plausible.data import Comparisons
+
+    classes = getattr(annotations, "classes", None)
+    if classes is None or isinstance(annotations, Comparisons):
+        raise UsageError(f"--predictions gives a classifier's probabilities per class; the "
+                         f"annotations are {type(annotations).__name__.lower()}, without classes")
+    try:
+        return read_predictions(args.predictions, annotations.items, classes,
+                                probabilities=True).values
+    except (OSError, ValueError) as error:
+        raise UsageError(f"--predictions {error}") from None

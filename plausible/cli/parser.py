@@ -296,6 +296,11 @@ def build_parser() -> argparse.ArgumentParser:
                      "adjudication): a table with an item column (task or item) and a class "
                      "column (true_label, gold, known, label or class); label models clamp "
                      "those items' classes")
+    agg.add_argument("--predictions", metavar="FILE", default=None,
+                     help="a classifier's probabilities per class for these items, as a prior "
+                     "(labels, votes): a .npy float (item, class) array in the items' order, or "
+                     "a table with an item column (item or task) and one column per class; "
+                     "every row sums to one")
     agg.add_argument("--init", metavar="RUN", default=None,
                      help=f"warm start (Dawid-Skene family; with --workers/--scheduler any of "
                      f"{CHAIN_MODELS}): continue the chains of a saved run "
@@ -325,14 +330,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     ev = commands.add_parser(
         "evaluate", help="UA metrics of a classifier against a saved aggregation",
-        description="Uncertainty-adjusted accuracy of predictions (a 'prediction' column) or "
-        "scores (one column per class) against the posterior of a saved aggregation "
+        description="Uncertainty-adjusted accuracy of predicted classes or of scores per "
+        "class against the posterior of a saved aggregation "
         "(plausible aggregate --save RUN.nc); for a model whose plausibility is the posterior "
         "of one true class, the expected accuracy against that class (rows accuracy, "
-        "top<k>_accuracy).")
+        "top<k>_accuracy). A .npy array holds probabilities (every row summing to one within "
+        "0.001); a table's columns per class may hold any scores (logits), of which only the "
+        "order counts.")
     ev.add_argument("run", help="a saved aggregation (.nc or .zarr)")
-    ev.add_argument("predictions", help="table with an item column and a prediction column or "
-                    "one score column per class")
+    ev.add_argument("predictions", help="a .npy array in the run's item order: float (item, "
+                    "class) probabilities or int (item,) class positions; or a table (.csv, "
+                    ".tsv, .parquet, .json) with an item column and a prediction column of "
+                    "class names or one score column per class")
     ev.add_argument("--item", default=None, metavar="COLUMN", help="the item column")
     ev.add_argument("--prediction", default=None, metavar="COLUMN",
                     help="the predicted-class column (default: prediction or label)")

@@ -10,6 +10,8 @@ Simulators return the data with the truth behind them (Su's testing setting, GLA
 classifiers of graded quality for the dermatology case study). Readers of annotation tools'
 exports (Label Studio, Mechanical Turk, Toloka, Prodigy, SageMaker Ground Truth) give the
 containers with the tools' ids and class names (:mod:`plausible.data.tool_exports`).
+A classifier's predictions for a run's items, from a file or in memory, are read and
+checked by :func:`read_predictions` (:mod:`plausible.data.predictions`).
 """
 
 from plausible.data.datasets import (
@@ -31,6 +33,7 @@ from plausible.data.glad_simulation import GLADSimulation, simulate_glad, simula
 from plausible.data.label_set_simulation import simulate_label_sets
 from plausible.data.label_sets import LabelSets
 from plausible.data.labels import Labels
+from plausible.data.predictions import Predictions, read_predictions
 from plausible.data.rankings import NO_READER, UNRANKED, Rankings
 from plausible.data.ratings import RatingSummary, Ratings
 from plausible.data.ratings_simulators import (
@@ -80,6 +83,7 @@ __all__ = [
     "LabelSets",
     "Labels",
     "Mimori2021",
+    "Predictions",
     "Rankings",
     "RatingSummary",
     "Ratings",
@@ -95,6 +99,7 @@ __all__ = [
     "read_export",
     "read_label_studio",
     "read_mturk",
+    "read_predictions",
     "read_prodigy",
     "read_sagemaker",
     "read_toloka",

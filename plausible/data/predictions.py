@@ -17,15 +17,20 @@ A source holds either
   DataFrame like it, or indexed by item.
 
 The rows of a table may come in any order; every item of the run needs exactly one, and an
-item the run does not have is an error. Per-class values are read as **probabilities** when
-every one of them lies in [0, 1]: each row must then sum to one within
-:data:`SUM_TOLERANCE` (a float32 softmax's rows, within about 1e-6, pass) and is divided by
-its sum. Values outside [0, 1] are **scores** (logits, margins), of which only the order
-within a row counts (the top-``k`` classes), so no sum is checked. With
-``probabilities=True`` (a classifier prior for aggregation) the values must be probabilities:
-a value outside [0, 1] is refused by row and class, and so is a source of one class per item.
-With ``sets=True`` (the predicted label sets of a multi-label run) every value is a 0/1
-membership and rows need not sum to one. NaN and infinite values are always refused.
+item the run does not have is an error. What per-class values mean depends on the source:
+
+* an **array** (``.npy`` or in memory) holds **probabilities**: every value in [0, 1] and every
+  row summing to one within :data:`SUM_TOLERANCE` (a float32 softmax's rows, within about
+  1e-6, pass), each row then divided by its sum;
+* a **table** names its columns and may hold **scores** (logits, margins, one-vs-rest
+  sigmoids), of which only the order within a row counts (the top-``k`` classes), so no range
+  or sum is checked (:attr:`Predictions.kind` says ``"probabilities"`` where they happen to be);
+* with ``probabilities=True`` (a classifier prior for aggregation) every source must hold
+  probabilities as an array does, and a source of one class per item is refused;
+* with ``sets=True`` (the predicted label sets of a multi-label run) every value is a 0/1
+  membership, and rows need not sum to one.
+
+NaN and infinite values are always refused.
 """
 
 from __future__ import annotations
@@ -60,7 +65,8 @@ class Predictions:
     * ``"classes"``: int64 ``(item,)``, the position in ``classes`` of each item's predicted
       class;
     * ``"probabilities"``: float64 ``(item, class)``, each row summing to one;
-    * ``"scores"``: float64 ``(item, class)``, finite, some outside [0, 1] (logits, margins);
+    * ``"scores"``: float64 ``(item, class)``, finite, from a table, not probabilities
+      (logits, margins);
     * ``"sets"``: float64 ``(item, class)`` of 0 and 1, an item's predicted label set.
 
     ``items`` ``(item,)`` and ``classes`` ``(class,)`` are the run's, in its order (row ``i``
@@ -163,13 +169,13 @@ def _shown(classes: np.ndarray, limit: int = 10) -> str:
 
 def _from_array(array: np.ndarray, items, classes, name, need) -> Predictions:
     n, k = items.size, classes.size
-    expected = f"({n}, {k}) (a row per item of the run, in its order, a column per class)"
+    expected = f"({n}, {k}) (a row per item, in the items' order, a column per class)"
     if array.ndim == 1:
         if need:
             raise _required(name, need)
         if array.shape != (n,):
-            raise ValueError(f"{name}: expected shape ({n},) (a class position per item of the "
-                             f"run, in its order), got {array.shape}")
+            raise ValueError(f"{name}: expected shape ({n},) (a class position per item, in the "
+                             f"items' order), got {array.shape}")
         if array.dtype.kind in "USO":  # class names (in memory; a .npy holds no text)
             return Predictions("classes", _classes_of(
                 array, classes, lambda r: f"{name}, row {r} (item {fmt(items[r])})", name),
@@ -185,20 +191,20 @@ def _from_array(array: np.ndarray, items, classes, name, need) -> Predictions:
         return Predictions("classes", array.astype(np.int64), items, classes, name)
     if array.shape != (n, k):
         raise ValueError(f"{name}: expected shape {expected}, got {array.shape}")
-    values = _per_class(array, lambda r: f"{name}, row {r} (item {fmt(items[r])})", classes,
-                        name, need)
-    return Predictions(_kind(values, need), values, items, classes, name)
+    kind, values = _per_class(array, lambda r: f"{name}, row {r} (item {fmt(items[r])})",
+                              classes, name, need or "array")
+    return Predictions(kind, values, items, classes, name)
 
 
-def _kind(values: np.ndarray, need: str | None) -> str:
-    if need:
-        return need
-    return "probabilities" if ((values >= 0) & (values <= 1)).all() else "scores"
+_ARRAY_HINT = "; an array holds probabilities: give scores such as logits as a table"
 
 
-def _per_class(array: np.ndarray, where, classes, name: str, need: str | None) -> np.ndarray:
-    """``array`` (rows named by ``where(row)``) as checked float64 per-class values, rows of
-    probabilities divided by their sums."""
+def _per_class(array: np.ndarray, where, classes, name: str,
+               need: str | None) -> tuple[str, np.ndarray]:
+    """``(kind, values)``: ``array`` (rows named by ``where(row)``) as checked float64 values
+    per class. ``need``: ``"probabilities"`` or ``"array"`` (an array's values: rows in [0, 1]
+    summing to one, divided by their sums), ``"sets"`` (0/1), or None (a table's scores:
+    finite; called probabilities when they are, and refused for nothing else)."""
     if array.dtype.kind not in "biuf":
         raise ValueError(f"{name}: expected numbers per class, got {array.dtype} values")
     values = array.astype(np.float64)
@@ -214,22 +220,24 @@ def _per_class(array: np.ndarray, where, classes, name: str, need: str | None) -
             r, c = bad[0]
             raise ValueError(f"{where(r)}: {values[r, c]:g} for label {fmt(classes[c])}; a "
                              "predicted set holds 0 or 1 per label")
-        return values
+        return "sets", values
     outside = np.argwhere((values < 0) | (values > 1))
-    if outside.size:
-        if need == "probabilities":
-            r, c = outside[0]
-            what = "negative" if values[r, c] < 0 else "above 1"
-            raise ValueError(f"{where(r)}: the probability of class {fmt(classes[c])} is "
-                             f"{values[r, c]:g}, {what}{_more(len(outside), 'values outside [0, 1]')}")
-        return values  # scores: their order counts, not their sum
     sums = values.sum(axis=1)
     off = np.flatnonzero(np.abs(sums - 1) > SUM_TOLERANCE)
+    if need is None:  # a table's scores: only their order within a row counts
+        return "scores" if outside.size or off.size else "probabilities", values
+    hint = _ARRAY_HINT if need == "array" else ""
+    if outside.size:
+        r, c = outside[0]
+        what = "negative" if values[r, c] < 0 else "above 1"
+        raise ValueError(f"{where(r)}: the probability of class {fmt(classes[c])} is "
+                         f"{values[r, c]:g}, {what}"
+                         f"{_more(len(outside), 'values outside [0, 1]')}{hint}")
     if off.size:
         r = int(off[0])
         raise ValueError(f"{where(r)}: the probabilities sum to {sums[r]:.6g}, not 1 within "
-                         f"{SUM_TOLERANCE:g}{_more(off.size, 'rows')}")
-    return values / sums[:, None]
+                         f"{SUM_TOLERANCE:g}{_more(off.size, 'rows')}{hint}")
+    return "probabilities", values / sums[:, None]
 
 
 def _match(ids: np.ndarray, known: np.ndarray) -> np.ndarray:
@@ -306,8 +314,8 @@ def _from_table(frame: pd.DataFrame, items, classes, name, need, item, predictio
         r = int(np.argmax(pd.to_numeric(cells, errors="coerce").isna().to_numpy()))
         raise ValueError(f"{where(r)}: {fmt(cells.iloc[r])} in column {text[0]!r}; expected "
                          "numbers per class")
-    values = _per_class(ordered.to_numpy(dtype=np.float64), where, classes, name, need)
-    return _aligned(values, ids, items, classes, name, where, _kind(values, need))
+    kind, values = _per_class(ordered.to_numpy(dtype=np.float64), where, classes, name, need)
+    return _aligned(values, ids, items, classes, name, where, kind)
 
 
 def _classes_of(cells: np.ndarray, classes, where, name) -> np.ndarray:
