@@ -24,7 +24,8 @@ item the run does not have is an error. What per-class values mean depends on th
   1e-6, pass), each row then divided by its sum;
 * a **table** names its columns and may hold **scores** (logits, margins, one-vs-rest
   sigmoids), of which only the order within a row counts (the top-``k`` classes), so no range
-  or sum is checked (:attr:`Predictions.kind` says ``"probabilities"`` where they happen to be);
+  or sum is checked (where they are probabilities, :attr:`Predictions.kind` says so and the
+  rows are divided by their sums);
 * with ``probabilities=True`` (a classifier prior for aggregation) every source must hold
   probabilities as an array does, and a source of one class per item is refused;
 * with ``sets=True`` (the predicted label sets of a multi-label run) every value is a 0/1
@@ -204,7 +205,8 @@ def _per_class(array: np.ndarray, where, classes, name: str,
     """``(kind, values)``: ``array`` (rows named by ``where(row)``) as checked float64 values
     per class. ``need``: ``"probabilities"`` or ``"array"`` (an array's values: rows in [0, 1]
     summing to one, divided by their sums), ``"sets"`` (0/1), or None (a table's scores:
-    finite; called probabilities when they are, and refused for nothing else)."""
+    finite; probabilities, divided by their sums, when they are, and refused for nothing
+    else)."""
     if array.dtype.kind not in "biuf":
         raise ValueError(f"{name}: expected numbers per class, got {array.dtype} values")
     values = array.astype(np.float64)
@@ -224,8 +226,8 @@ def _per_class(array: np.ndarray, where, classes, name: str,
     outside = np.argwhere((values < 0) | (values > 1))
     sums = values.sum(axis=1)
     off = np.flatnonzero(np.abs(sums - 1) > SUM_TOLERANCE)
-    if need is None:  # a table's scores: only their order within a row counts
-        return "scores" if outside.size or off.size else "probabilities", values
+    if need is None and (outside.size or off.size):  # a table's scores: their order counts
+        return "scores", values
     hint = _ARRAY_HINT if need == "array" else ""
     if outside.size:
         r, c = outside[0]
