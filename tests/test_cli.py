@@ -418,6 +418,16 @@ def test_output_is_refused_before_sampling(tmp_path, capsys, monkeypatch):
         assert code == 2 and str(output) in err
 
 
+def test_save_and_output_create_their_folders(tmp_path, capsys):
+    """The output checks accept a folder that is not there yet, so the writes create it (a
+    trace saved into a new folder once failed after the whole fit)."""
+    saved, output = tmp_path / "runs" / "toy.nc", tmp_path / "tables" / "toy.csv"
+    code, _, err = run_cli(tmp_path, capsys, ["aggregate", "--dataset", "toy", "--save", saved,
+                                              "-o", output, *FAST])
+    assert code == 0, err
+    assert pl.load(saved).data.n_items == len(pd.read_csv(output)) == 1000
+
+
 def test_json_and_tsv_outputs_hold_the_csv_rows(tmp_path, capsys):
     crowd_table().to_csv(tmp_path / "labels.csv", index=False)
     frames = {}

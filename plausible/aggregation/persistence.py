@@ -27,10 +27,12 @@ builder's options and (``model="auto"``) the selection, as JSON."""
 
 
 def write_atomic(path: Path, write) -> None:
-    """``write(tmp)`` to a temporary path in ``path``'s folder, then rename it to ``path``
-    (replacing a file or a Zarr folder); a failed write leaves nothing behind."""
+    """``write(tmp)`` to a temporary path in ``path``'s folder (created if it is not there, as
+    the command line's output checks allow), then rename it to ``path`` (replacing a file or a
+    Zarr folder); a failed write leaves no file behind."""
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
+    folder.mkdir(parents=True, exist_ok=True)
     handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     os.close(handle)
     os.unlink(tmp)

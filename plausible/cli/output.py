@@ -59,7 +59,6 @@ def write_table(frame, path: Path) -> None:
     """``frame`` to ``path`` (CSV, TSV, Parquet or JSON records by suffix), atomically."""
     from plausible.aggregation import write_atomic
 
-    path.parent.mkdir(parents=True, exist_ok=True)
     suffix = path.suffix.lower()
     if suffix == ".parquet":
         write_atomic(path, lambda tmp: frame.to_parquet(tmp, index=False))
