@@ -12,11 +12,13 @@ gives (:func:`plausible.inference.draws.resolve_draws` says how many)."""
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from plausible import models
@@ -26,6 +28,7 @@ from plausible.aggregation.persistence import with_known
 from plausible.aggregation.result import Aggregation
 from plausible.aggregation.sharded import run_sharded
 from plausible.data import Votes
+from plausible.data.predictions import read_predictions
 from plausible.data.tables import format_of, from_frame
 from plausible.inference import sample
 from plausible.inference.draws import FIXED_DRAWS, AutoDrawsUnavailable, resolve_draws
@@ -62,7 +65,7 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
               score: str | None = None, rank: str | None = None, keep: str = "auto",
               init=None, client=None, workers: int | None = None, store=None,
               shard_size: int = 10_000, known=None, ordinal: bool = False,
-              progressbar: bool = False, **options) -> Aggregation:
+              predictions=None, progressbar: bool = False, **options) -> Aggregation:
     """Fit an aggregation model to annotations and return its posterior as an
     :class:`Aggregation`: in this process, in shards of items, or on a Dask cluster.
 
@@ -150,6 +153,15 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         The labels' classes are ordered grades, lowest first (name their order with
         ``Labels.from_frame(..., classes=[...])``): with no ``model``, fit the model that reads
         them so (:func:`plausible.models.ordinal_model`, ordered probit), as ``--ordinal``.
+    predictions : array, DataFrame or path, optional
+        A classifier's probabilities per class for the items (an ``(item, class)`` array in the
+        container's item and class order, a table indexed by item with a column per class, or
+        a ``.npy`` / table file; :func:`plausible.data.read_predictions`), taken by the models
+        whose builder has ``predictions=`` (the default label model among them) as the prior of
+        each item's class, with a learned temperature and class bias
+        (:mod:`plausible.models.classifier_prior`): the posterior's ``temperature`` says how
+        far the classifier is trusted. Evaluating the same classifier against this result
+        then warns: its truth was built from the classifier's own predictions.
     progressbar : bool
         Show the sweeps (or the shards of items) on a progress bar, on a terminal only.
     **options
@@ -204,6 +216,11 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
                              + f"; this is {name}: a warm start continues the same model")
     if reliability is not None:
         options["reliability"] = reliability
+    if predictions is not None:
+        if sharded:
+            raise ValueError("predictions= (a classifier's prior) is fitted in this process: "
+                             "leave out client=, workers= and store=")
+        options["predictions"] = classifier_prior(predictions, fitted, entry)
     if sharded:
         return run_sharded(fitted, name, draws=draws, chains=chains, seed=seed,
                            max_seconds=max_seconds, init=init, known=known, client=client,
@@ -232,5 +249,19 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
             trace["posterior"].attrs["draws_stopped_by"] = "fixed: pm.sample cannot extend"
     finally:
         pymc_log.setLevel(level)
+    if predictions is not None:  # the trace holds them; the options say what they were
+        options["predictions"] = "a classifier's probabilities (item, class)"
     return Aggregation(trace=with_known(trace, fitted), model=name, data=fitted,
                        default=model is None, options=options)
+
+
+def classifier_prior(predictions, data, entry) -> np.ndarray:
+    """``predictions`` as the float64 ``(item, class)`` probabilities in ``data``'s item and
+    class order (:func:`plausible.data.read_predictions`), for a model whose builder takes
+    them (``ValueError`` naming those that do otherwise)."""
+    if "predictions" not in inspect.signature(entry.build).parameters:
+        taking = [n for n in models.available().index
+                  if "predictions" in inspect.signature(models.entry(n).build).parameters]
+        raise ValueError(f"model {entry.name!r} takes no classifier predictions; models that "
+                         f"do: {', '.join(taking)}")
+    return read_predictions(predictions, data.items, data.classes, probabilities=True).values

@@ -5,6 +5,8 @@ evaluate, check, next items, prediction sets, the report, save and :func:`load`)
 
 from __future__ import annotations
 
+import warnings
+
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -219,11 +221,13 @@ class Aggregation:
         prefix = "" if one_true_class else "ua_"
         if _one_per_item(predictions):
             member = _one_hot(predictions, items, classes)
+            self._warn_if_own_prior(np.argmax(member, axis=1), None)
             rows[f"{prefix}accuracy"] = metrics.summarize(
                 metrics.ua_coverage(self.trace, member) if one_true_class
                 else metrics.ua_set_accuracy(self.trace, member))
         else:
             scores = _aligned_scores(predictions, items, classes)
+            self._warn_if_own_prior(np.argmax(scores, axis=1), scores)
             for j in sorted({int(j) for j in np.atleast_1d(k)}):
                 if j <= classes.size:
                     rows[f"{prefix}top{j}_accuracy"] = metrics.summarize(
@@ -231,6 +235,23 @@ class Aggregation:
                         if one_true_class else metrics.ua_topk_accuracy(self.trace, scores, k=j))
         return pd.DataFrame({name: {s: float(summary[s]) for s in ("mean", "std", "min", "max")}
                              for name, summary in rows.items()}).T.rename_axis("metric")
+
+    def _warn_if_own_prior(self, predicted: np.ndarray, scores) -> None:
+        """Warn, in one line, when the classifier evaluated is the one this aggregation took
+        as its prior of each item's class (``constant_data/classifier_log_probability``): the
+        same probabilities, or the same predicted class on every item. Its truth was then
+        built from its own predictions, which flatters it."""
+        constant = self.trace["constant_data"] if "constant_data" in self.trace.children else None
+        if constant is None or "classifier_log_probability" not in constant.data_vars:
+            return
+        own = constant["classifier_log_probability"].transpose("item", "class").values
+        same = (np.array_equal(predicted, own.argmax(axis=1)) if scores is None else
+                np.allclose(np.log(np.clip(np.asarray(scores, dtype=np.float64), 1e-10, None)),
+                            own, atol=1e-5))
+        if same:
+            warnings.warn("these predictions are the classifier this aggregation took as its "
+                          "prior: its truth was built from them, so the metrics flatter it "
+                          "(aggregate without predictions= to evaluate it)", stacklevel=3)
 
     def _evaluate_sets(self, predictions, items, classes, draws: int = 500,
                        seed: int | None = 0) -> pd.DataFrame:

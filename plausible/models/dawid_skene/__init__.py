@@ -113,6 +113,7 @@ from plausible.maths.known_classes import clamp_known
 from plausible.metrics.chunks import iter_sample_blocks
 from plausible.models.latent_class import (add_class_layer, check_labels, coords, known_mask,
                                            majority_vote)
+from plausible.models import classifier_prior
 from plausible.models.model_entry import ModelEntry
 
 
@@ -125,10 +126,11 @@ def confusion_concentration(n_classes: int, confusion_prior) -> np.ndarray:
 
 
 def _confusion_layer(model: pm.Model, labels: Labels, rows, *, gamma: float, gibbs: bool,
-                     class_concentration: float) -> None:
-    """Add ``class_prior``, ``confusion (annotator, class, label_class) ~ Dirichlet(rows)``, the
-    labels' likelihood, ``true_class`` (Gibbs build) or the classes summed out (NUTS build),
-    ``plausibility`` and the declared log-likelihood to ``model``.
+                     class_concentration: float, log_p: np.ndarray | None = None) -> None:
+    """Add ``class_prior`` (or, with a classifier's ``log_p (item, class)``, its prior:
+    :mod:`plausible.models.classifier_prior`), ``confusion (annotator, class, label_class) ~
+    Dirichlet(rows)``, the labels' likelihood, ``true_class`` (Gibbs build) or the classes
+    summed out (NUTS build), ``plausibility`` and the declared log-likelihood to ``model``.
     ``rows``: the rows' concentration, an array or an expression broadcasting to ``(class,
     label_class)`` per annotator."""
     C = labels.n_classes
@@ -137,16 +139,23 @@ def _confusion_layer(model: pm.Model, labels: Labels, rows, *, gamma: float, gib
                                                         labels.label))
     with model:
         pm.Data("reliability", gamma)
-        pi = pm.Dirichlet("class_prior", a=a, dims="class")
+    log_prior = None if log_p is None else classifier_prior.add_prior(model, log_p)
+    with model:
+        if log_prior is None:
+            pi = pm.Dirichlet("class_prior", a=a, dims="class")
+            log_prior, class_prior = pt.log(pi)[None, :], {"p": pi}
+        else:
+            class_prior = {"logit_p": log_prior}
         theta = pm.Dirichlet("confusion", a=pt.broadcast_to(rows, (labels.n_annotators, C, C)),
                              dims=("annotator", "class", "label_class"))
         log_theta = pt.log(theta)
         # L[i, c] = sum over the item's labels of log theta_j[c, x_k]; terms (annotation, class)
         L = pt.inc_subtensor(pt.zeros((labels.n_items, C))[item], log_theta[annotator, :, label])
-        log_joint = pt.log(pi)[None, :] + known_mask(labels) + gamma * L
+        log_joint = log_prior + known_mask(labels) + gamma * L
         posterior = pt.exp(pt.special.log_softmax(log_joint, axis=1))
         if gibbs:
-            z = pm.Categorical("true_class", p=pi, dims="item", initval=majority_vote(labels))
+            z = pm.Categorical("true_class", **class_prior, dims="item",
+                               initval=majority_vote(labels))
             pm.Potential("labels", gamma * log_theta[annotator, z[item], label].sum())
         else:
             pm.Potential("labels", pt.logsumexp(log_joint, axis=1).sum())
@@ -170,7 +179,7 @@ def _sampler(sampler: str) -> bool:
 
 def _declare_kernel(model: pm.Model, labels: Labels, member, gamma: float,
                     class_concentration: float, *, compiled: bool, collapsed: bool = False,
-                    **constant_data) -> None:
+                    log_p: np.ndarray | None = None, **constant_data) -> None:
     """Declare the family's kernel with ``member``'s annotator half-sweep as the Gibbs build's
     one step (over every free variable, replacing any declared before) and, with
     ``compiled``, as :func:`plausible.sample`'s compiled sampler, whose trace takes per draw
@@ -180,9 +189,12 @@ def _declare_kernel(model: pm.Model, labels: Labels, member, gamma: float,
     a = np.full(C, float(class_concentration))
     if collapsed:  # refused when built, not when sampled
         check_collapsible(member, gamma)
+    classifier = None if log_p is None else classifier_prior.ClassifierPrior(log_p)
+    if classifier is not None:
+        constant_data["classifier_log_probability"] = (("item", "class"), log_p)
     declare_gibbs(model, KernelStep, model.free_RVs, replace=True,
                   kernel=lambda: DawidSkeneKernel(Design(labels), member, a, gamma,
-                                                  collapsed=collapsed))
+                                                  collapsed=collapsed, classifier=classifier))
     if not compiled:
         return
     parameters = 8 * (C + 1 + sum(int(np.prod(shape))
@@ -191,13 +203,13 @@ def _declare_kernel(model: pm.Model, labels: Labels, member, gamma: float,
                     nbytes_per_draw=parameters + 4 * labels.n_items * C,
                     lazy_nbytes_per_draw=parameters, labels=labels, member=member,
                     class_concentration=a, reliability=gamma, constant_data=constant_data,
-                    collapsed=collapsed)
+                    collapsed=collapsed, classifier=classifier)
 
 
 @reads("labels")
 def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True, compiled: bool = True,
           confusion_prior: tuple = (4.0, 1.0), class_concentration: float = 1.0,
-          sampler: str = "joint") -> pm.Model:
+          sampler: str = "joint", predictions=None) -> pm.Model:
     """PyMC model of Bayesian Dawid–Skene for ``labels`` (``C >= 2`` classes).
 
     Variables: ``class_prior (class)``, ``confusion (annotator, class, label_class)``,
@@ -207,25 +219,40 @@ def build(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True, compi
     driver (:mod:`plausible.models.dawid_skene.sampler`; millions of labels; no
     ``true_class`` in the trace) instead of PyMC's loop with the same kernel as its step.
     ``sampler``: the kernel's class sweep, one of :data:`SAMPLERS`.
+    ``predictions``: a classifier's probabilities ``(item, class)`` in the labels' item and
+    class order, the prior of each item's class with a learned temperature and class bias
+    (:mod:`plausible.models.classifier_prior`; joint sweep) in place of ``class_prior``.
     """
     check_labels(labels)
     return _full(labels, confusion_concentration(labels.n_classes, confusion_prior),
                  reliability=reliability, gibbs=gibbs, compiled=compiled,
-                 class_concentration=class_concentration, sampler=sampler)
+                 class_concentration=class_concentration, sampler=sampler,
+                 log_p=_log_p(labels, predictions, sampler))
+
+
+def _log_p(labels: Labels, predictions, sampler: str | None) -> np.ndarray | None:
+    """The classifier's log-probabilities of ``predictions`` (None without), refusing the
+    collapsed sweep, which integrates out a class prevalence the classifier replaces."""
+    if predictions is None:
+        return None
+    if sampler == "collapsed":
+        raise ValueError("a classifier's predictions take the joint class sweep: "
+                         "sampler='joint'")
+    return classifier_prior.log_probabilities(predictions, labels.n_items, labels.n_classes)
 
 
 def _full(labels: Labels, beta: np.ndarray, *, reliability, gibbs, compiled, class_concentration,
-          sampler) -> pm.Model:
+          sampler, log_p=None) -> pm.Model:
     """Full Dawid–Skene with the rows' prior ``beta (class, label_class)``."""
     gamma = positive("reliability", reliability)
     collapsed = _sampler(sampler)
     with pm.Model(coords={**coords(labels), "label_class": labels.classes}) as model:
         pm.Data("confusion_concentration", beta, dims=("class", "label_class"))
     _confusion_layer(model, labels, beta, gamma=gamma, gibbs=gibbs,
-                     class_concentration=class_concentration)
+                     class_concentration=class_concentration, log_p=log_p)
     if gibbs:
         _declare_kernel(model, labels, members.FullConfusion(beta), gamma, class_concentration,
-                        compiled=compiled, collapsed=collapsed,
+                        compiled=compiled, collapsed=collapsed, log_p=log_p,
                         confusion_concentration=(("class", "label_class"), beta))
     return model
 
@@ -239,8 +266,8 @@ on the log scale (a factor of 20 either way within two of them), so that the cro
 @reads("labels")
 def build_learned_prior(labels: Labels, *, reliability: float = 1.0, gibbs: bool = True,
                         compiled: bool = True, prior_prior: tuple = LEARNED_PRIOR,
-                        class_concentration: float = 1.0, sampler: str | None = None
-                        ) -> pm.Model:
+                        class_concentration: float = 1.0, sampler: str | None = None,
+                        predictions=None) -> pm.Model:
     """PyMC model of Dawid–Skene with its confusion prior learned from the crowd: every
     annotator's rows ``theta_j[c] ~ Dirichlet(beta_c)`` with ``beta_c`` ``d`` on the diagonal
     and ``o`` elsewhere, ``log d`` and ``log o`` normal (``prior_prior = ((mean_d, mean_o),
@@ -259,11 +286,14 @@ def build_learned_prior(labels: Labels, *, reliability: float = 1.0, gibbs: bool
     ``plausibility (item, class)``. The kernel draws ``(d, o)`` given the classes with every
     row integrated out (:mod:`plausible.inference.step_methods.symmetric_prior`), then the rows exactly;
     ``compiled``, ``sampler``: as :func:`build_hierarchical` (by default ``"collapsed"`` for
-    a whole-number reliability, ``"joint"`` for a tempering one)."""
+    a whole-number reliability, ``"joint"`` for a tempering one or with ``predictions``);
+    ``predictions``: as :func:`build`."""
     check_labels(labels)
     gamma = positive("reliability", reliability)
+    log_p = _log_p(labels, predictions, sampler)
     if sampler is None:
-        sampler = "collapsed" if gamma == round(gamma) and gamma >= 1 else "joint"
+        sampler = ("collapsed" if gamma == round(gamma) and gamma >= 1 and log_p is None
+                   else "joint")
     collapsed = _sampler(sampler)
     (mean_d, mean_o), (sd_d, sd_o) = prior_prior
     if not mean_o < mean_d:
@@ -277,10 +307,11 @@ def build_learned_prior(labels: Labels, *, reliability: float = 1.0, gibbs: bool
                          initval=math.exp(mean_o))
         pm.Potential("better_than_chance", pt.switch(pt.lt(o, d), 0.0, -np.inf))
     _confusion_layer(model, labels, o + (d - o) * pt.eye(C), gamma=gamma, gibbs=gibbs,
-                     class_concentration=class_concentration)
+                     class_concentration=class_concentration, log_p=log_p)
     if gibbs:
         _declare_kernel(model, labels, members.LearnedPrior((mean_d, mean_o), sd), gamma,
-                        class_concentration, compiled=compiled, collapsed=collapsed)
+                        class_concentration, compiled=compiled, collapsed=collapsed,
+                        log_p=log_p)
     return model
 
 
@@ -461,11 +492,19 @@ def build_hierarchical(labels: Labels, *, reliability: float = 1.0, gibbs: bool 
     return model
 
 
-def _arrays(posterior, chain, draw):
-    """``pi (..., class)`` and ``theta (..., annotator, class, label_class)`` at ``[chain,
+def _arrays(trace, chain, draw):
+    """``log pi (sample, class)`` (or, with a classifier, the items' log prior ``(sample,
+    item, class)``) and ``theta (sample, annotator, class, label_class)`` at ``[chain,
     draw]``."""
-    return (_read(posterior["class_prior"].transpose("chain", "draw", "class"), chain, draw),
-            confusion_draws(posterior, chain, draw))
+    posterior = trace["posterior"]
+    theta = confusion_draws(posterior, chain, draw)
+    theta = theta.reshape(-1, *theta.shape[-3:])
+    if classifier_prior.uses_classifier(trace):
+        return (classifier_prior.log_prior(posterior, trace["constant_data"], chain, draw),
+                theta)
+    pi = _read(posterior["class_prior"].transpose("chain", "draw", "class"), chain, draw)
+    with np.errstate(divide="ignore"):
+        return np.log(pi.reshape(theta.shape[0], -1)), theta
 
 
 def class_log_likelihood(labels: Labels, theta: np.ndarray) -> np.ndarray:
@@ -496,11 +535,12 @@ def log_likelihood(trace, labels: Labels, *, design: Design | None = None) -> xr
     out = np.empty((shape[0] * shape[1], labels.n_items))
     width = labels.n_items + labels.n_annotators * labels.n_classes ** 2
     design = Design(labels) if design is None else design
+    if classifier_prior.uses_classifier(trace):
+        width += labels.n_items * labels.n_classes
     for samples, (chain, draw) in iter_sample_blocks(shape, width):
-        pi, theta = _arrays(posterior, chain, draw)
+        log_pi, theta = _arrays(trace, chain, draw)
         with np.errstate(divide="ignore"):
-            log_pi = np.log(pi.reshape(-1, labels.n_classes))
-            table = design.table(np.log(theta.reshape(-1, *theta.shape[-3:])))
+            table = design.table(np.log(theta))
         out[samples] = kernel.marginal_log_likelihood_kernel(log_pi, table, gamma,
                                                              design.offsets, design.code,
                                                              design.fixed)
@@ -518,19 +558,21 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
         raise ValueError(f"classes must be 'new' or 'posterior', got {classes!r}")
     posterior = trace["posterior"]
     chain, draw = thinned_draws(posterior, draws)
-    pi, theta = _arrays(posterior, chain, draw)
+    log_pi, theta = _arrays(trace, chain, draw)
+    if log_pi.ndim == 2:
+        log_pi = log_pi[:, None, :]
     gamma = float(trace["constant_data"]["reliability"])
     rng = np.random.default_rng(seed)
     C = labels.n_classes
-    out = np.empty((pi.shape[0], labels.n_annotations), dtype=np.int64)
+    out = np.empty((theta.shape[0], labels.n_annotations), dtype=np.int64)
     # blocks of draws: the temporaries are (draws, labels or items, class)
-    for block, _ in iter_sample_blocks((pi.shape[0],), (labels.n_annotations + labels.n_items) * C):
+    for block, _ in iter_sample_blocks((theta.shape[0],),
+                                       (labels.n_annotations + labels.n_items) * C):
         n = block.stop - block.start
         if classes == "new":
-            p_item = np.broadcast_to(pi[block, None, :], (n, labels.n_items, C))
+            p_item = np.broadcast_to(np.exp(log_pi[block]), (n, labels.n_items, C))
         else:
-            log_joint = np.log(pi[block])[:, None, :] + gamma * class_log_likelihood(
-                labels, theta[block])
+            log_joint = log_pi[block] + gamma * class_log_likelihood(labels, theta[block])
             p_item = clamp_known(np.exp(log_joint - logsumexp(log_joint, axis=-1,
                                                                keepdims=True)), labels.known)
         z = categorical_draws(rng, p_item)

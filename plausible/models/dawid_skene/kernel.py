@@ -35,6 +35,7 @@ import math
 
 import numba
 import numpy as np
+from numba.extending import overload
 
 from plausible.maths.logspace import exp_nonpositive, log_gamma_draw, tempered_logsumexp
 
@@ -85,6 +86,20 @@ def _accumulate(table, code, start, stop, row):  # pragma: no cover - compiled
         row[c] = (a0 + a1) + (a2 + a3)
 
 
+def prior_row(log_pi, i):
+    """Item ``i``'s log class prior: ``log_pi`` itself when it is one row ``(class,)`` (the
+    class prevalence), row ``i`` when it is ``(item, class)`` (a prior per item, such as a
+    classifier's, :mod:`plausible.models.classifier_prior`)."""
+    return log_pi if log_pi.ndim == 1 else log_pi[i]
+
+
+@overload(prior_row, inline="always")
+def _prior_row(log_pi, i):  # pragma: no cover - compiled
+    if log_pi.ndim == 1:
+        return lambda log_pi, i: log_pi
+    return lambda log_pi, i: log_pi[i]
+
+
 BLOCK = 256
 """Items whose exponentials are taken in one flat loop (which LLVM vectorises)."""
 
@@ -93,15 +108,17 @@ BLOCK = 256
 def _block_posteriors(table, code, offsets, log_pi, gamma, start, stop, buffer, totals):
     # pragma: no cover - compiled
     """``buffer[b, c] = exp(log_pi[c] + gamma L[start + b, c] - max_c)`` (unnormalised class
-    posteriors of items ``start..stop``, at most ``BLOCK``) and ``totals[b]`` their sums."""
-    n_classes = log_pi.size
+    posteriors of items ``start..stop``, at most ``BLOCK``) and ``totals[b]`` their sums;
+    ``log_pi (class,)`` or per item ``(item, class)`` (:func:`prior_row`)."""
+    n_classes = buffer.shape[1]
     n = stop - start
     for b in range(n):
         row = buffer[b]
+        prior = prior_row(log_pi, start + b)
         _accumulate(table, code, offsets[start + b], offsets[start + b + 1], row)
         top = -np.inf
         for c in range(n_classes):
-            row[c] = log_pi[c] + gamma * row[c]
+            row[c] = prior[c] + gamma * row[c]
             top = max(top, row[c])
         for c in range(n_classes):
             row[c] -= top
@@ -198,8 +215,9 @@ def class_sweep(offsets, code, table, log_pi, gamma, u, z, fixed, counts, class_
     then ``z_i`` = the first class whose cumulative ``p_i`` exceeds ``u[i]``, or ``fixed[i]``
     and its one-hot ``p_i`` where ``fixed[i] >= 0`` (a known class,
     :mod:`plausible.maths.known_classes`); ``counts`` and ``class_counts`` (this range's)
-    follow every class that changes. Returns the number of items whose class changed."""
-    n_classes = log_pi.size
+    follow every class that changes; ``log_pi (class,)`` or ``(item, class)``. Returns the
+    number of items whose class changed."""
+    n_classes = table.shape[1]
     changed = 0
     store = out.shape[0] > 0
     buffer = np.empty((BLOCK, n_classes))
@@ -242,7 +260,7 @@ def class_sweep(offsets, code, table, log_pi, gamma, u, z, fixed, counts, class_
 def class_posteriors(offsets, code, table, log_pi, gamma, out):  # pragma: no cover - compiled
     """``out[i] = p_i = softmax(log_pi + gamma L[i])`` for every item ``i`` (any float
     ``(item, class)`` view): the Rao-Blackwellised plausibilities of one draw."""
-    n_items, n_classes = offsets.size - 1, log_pi.size
+    n_items, n_classes = offsets.size - 1, table.shape[1]
     buffer = np.empty((BLOCK, n_classes))
     totals = np.empty(BLOCK)
     for block in range(0, n_items, BLOCK):
@@ -256,9 +274,9 @@ def class_posteriors(offsets, code, table, log_pi, gamma, out):  # pragma: no co
 @numba.njit(cache=True, nogil=True, parallel=True)
 def plausibility_kernel(log_pi, table, gamma, offsets, code, start, stop):  # pragma: no cover
     """``p (sample, stop - start, class)`` float32: items ``start..stop``'s class posteriors
-    at each sample's ``log_pi (sample, class)`` and ``table (sample, code, class)``;
-    parallel over items."""
-    n_samples, n_classes = log_pi.shape
+    at each sample's ``log_pi (sample, class)`` (or per item, ``(sample, item, class)``) and
+    ``table (sample, code, class)``; parallel over items."""
+    n_samples, n_classes = log_pi.shape[0], table.shape[2]
     out = np.empty((n_samples, stop - start, n_classes), dtype=np.float32)
     n_blocks = (stop - start + BLOCK - 1) // BLOCK
     for block in numba.prange(n_blocks):
@@ -292,15 +310,16 @@ def _item_marginal(table, code, offsets, log_pi, gamma, fixed, i, row):  # pragm
     """``logsumexp_c(log_pi[c] + gamma L[i, c])``, or ``log_pi[k] + gamma L[i, k]`` for an
     item of known class ``k = fixed[i] >= 0`` (``row``: work space ``(class,)``)."""
     _accumulate(table, code, offsets[i], offsets[i + 1], row)
+    prior = prior_row(log_pi, i)
     k = fixed[i]
-    return tempered_logsumexp(row, log_pi, gamma) if k < 0 else log_pi[k] + gamma * row[k]
+    return tempered_logsumexp(row, prior, gamma) if k < 0 else prior[k] + gamma * row[k]
 
 
 @numba.njit(cache=True, nogil=True)
 def marginal_log_likelihood(offsets, code, table, log_pi, gamma, fixed):  # pragma: no cover
     """``sum_i logsumexp_c(log_pi[c] + gamma L[i, c])`` at one ``table (code, class)``, the
     labels' log-likelihood with every item's class summed out (:func:`_item_marginal`)."""
-    row = np.empty(log_pi.size)
+    row = np.empty(table.shape[1])
     total = 0.0
     for i in range(offsets.size - 1):
         total += _item_marginal(table, code, offsets, log_pi, gamma, fixed, i, row)
@@ -311,8 +330,9 @@ def marginal_log_likelihood(offsets, code, table, log_pi, gamma, fixed):  # prag
 def marginal_log_likelihood_kernel(log_pi, table, gamma, offsets, code, fixed):  # pragma: no cover
     """``logsumexp_c(log_pi[s, c] + gamma L[s, i, c])`` ``(sample, item)`` without holding
     ``L``, or ``log_pi[s, k] + gamma L[s, i, k]`` for an item of known class ``k = fixed[i]
-    >= 0``; parallel over samples."""
-    n_samples, n_classes = log_pi.shape
+    >= 0``; ``log_pi`` may hold a prior per item, ``(sample, item, class)``; parallel over
+    samples."""
+    n_samples, n_classes = log_pi.shape[0], table.shape[2]
     n_items = offsets.size - 1
     out = np.empty((n_samples, n_items))
     for s in numba.prange(n_samples):

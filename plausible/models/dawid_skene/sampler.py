@@ -71,6 +71,7 @@ from plausible.inference.kernel import PyMCKernel, Variable
 from plausible.maths.known_classes import clamp_known
 from plausible.metrics.chunks import chunk_steps
 from plausible.metrics.storage import Layout
+from plausible.models.classifier_prior import item_log_prior
 
 DEFAULT_TUNE = 100
 """Warm-up sweeps discarded by default. The chains start near the posterior's mode (the
@@ -169,9 +170,10 @@ class Design:
 class ChainState:
     """One chain's state: the classes ``z (item,)``, the counts of each item part ``counts
     (part, annotator * C + label, class)`` and ``class_counts (part, class)``, the member's
-    state, and the buffers and thread pool of the sweep."""
+    state, the classifier prior's state (``prior``: its ``(tau, b)`` to start from, else its
+    mode given ``z``), and the buffers and thread pool of the sweep."""
 
-    def __init__(self, kernel: DawidSkeneKernel, z: np.ndarray, member_state):
+    def __init__(self, kernel: DawidSkeneKernel, z: np.ndarray, member_state, prior=None):
         design, C = kernel.design, kernel.design.n_classes
         self.z = z
         self.counts = np.zeros((len(kernel.parts), design.n_annotators * C, C), dtype=np.int64)
@@ -184,7 +186,10 @@ class ChainState:
         self.collapsed = (kernel.member.collapsed_statistics(
             design, z, self.counts[0], int(kernel.gamma)) if kernel.collapsed else None)
         self.table = np.empty((design.n_annotators * C, C))
-        self.log_pi, self.u = np.empty(C), np.empty(design.n_items)
+        classifier = kernel.classifier
+        self.log_pi = np.empty(C) if classifier is None else np.empty((design.n_items, C))
+        self.u = np.empty(design.n_items)
+        self.prior = None if classifier is None else classifier.start(z, prior)
         self.pool = (ThreadPoolExecutor(max_workers=len(kernel.parts)) if len(kernel.parts) > 1
                      else None)
 
@@ -205,7 +210,10 @@ class DawidSkeneKernel(PyMCKernel):
     :mod:`plausible.models.dawid_skene.members`) on ``design``, with class concentration
     ``a (class,)`` and reliability ``gamma``; each sweep's items run in ``n_parts``
     contiguous parts (threads of the chain, when more than one). ``class_swaps=False``
-    leaves out the class-swap move (to show what it does; the sampler always makes it)."""
+    leaves out the class-swap move (to show what it does; the sampler always makes it).
+    ``classifier``: a :class:`~plausible.models.classifier_prior.ClassifierPrior`, whose
+    per-item prior takes the place of ``pi`` (joint sweep only; the classifier orients the
+    classes, so no class-swap move)."""
 
     name = "plausible.models.dawid_skene.sampler"
     default_tune = DEFAULT_TUNE
@@ -213,8 +221,13 @@ class DawidSkeneKernel(PyMCKernel):
     lazy_variables = ("plausibility",)
 
     def __init__(self, design: Design, member, a, gamma: float, *, n_parts: int = 1,
-                 dtype=np.float32, collapsed: bool = False, class_swaps: bool = True):
+                 dtype=np.float32, collapsed: bool = False, class_swaps: bool = True,
+                 classifier=None):
         self.design, self.member, self.gamma, self.dtype = design, member, float(gamma), dtype
+        self.classifier = classifier
+        if classifier is not None and collapsed:
+            raise ValueError("a classifier's prior takes the joint class sweep; use "
+                             "sampler='joint'")
         self.a = np.asarray(a, dtype=np.float64)
         self.collapsed = bool(collapsed)
         if self.collapsed:
@@ -222,13 +235,16 @@ class DawidSkeneKernel(PyMCKernel):
             n_parts = 1  # one item after another: every draw sees all the others' classes
         self.parts = design.parts(max(1, int(n_parts)))
         C, J, N = design.n_classes, design.n_annotators, design.n_items
+        prior = ({"class_prior": Variable(("class",), (C,))} if classifier is None else
+                 {"temperature": Variable((), ()), "class_bias": Variable(("class",), (C,))})
         self.variables = {
-            "class_prior": Variable(("class",), (C,)),
+            **prior,
             **{name: Variable(dims, shape) for name, (dims, shape) in member.stored(J, C).items()},
             "plausibility": Variable(("item", "class"), (N, C), dtype)}
         self.stats = {"classes_changed": Variable((), (), np.int64)}
         self.swappable = (class_swap.swappable_classes(C, design.fixed)
-                          if class_swaps and hasattr(member, "swap_log_ratio")
+                          if class_swaps and classifier is None
+                          and hasattr(member, "swap_log_ratio")
                           else np.empty(0, np.int64))
         if self.swappable.size >= 2:
             self.stats["classes_swapped"] = Variable((), (), np.int64)
@@ -258,8 +274,10 @@ class DawidSkeneKernel(PyMCKernel):
         """The classes ``true_class`` and the member's state from the model's values; the
         sweep draws the annotator parameters and ``pi`` afresh before reading them."""
         z = self.design.clamp_classes(np.array(values["true_class"], dtype=np.int64))
+        prior = (None if self.classifier is None else
+                 np.r_[float(values["temperature"]), np.asarray(values["class_bias"], float)])
         return ChainState(self, z, self.member.load(values, self.design.n_annotators,
-                                                    self.design.n_classes, rng))
+                                                    self.design.n_classes, rng), prior)
 
     def to_point(self, state, draw):
         return {**{name: draw[name] for name in self.variables if name != "plausibility"},
@@ -278,7 +296,7 @@ class DawidSkeneKernel(PyMCKernel):
         swapped = self._swap(rng, state)
         state.member_state = self.member.draw(rng, state.counts, self.gamma, state.table,
                                               state.member_state)
-        kernel_code.draw_class_prior(rng, state.class_counts, self.a, state.log_pi, state.u)
+        self._draw_prior(rng, state, state.u)
         store = out.get("plausibility", self._no_store) if out is not None else self._no_store
         sweep = functools.partial(kernel_code.class_sweep, design.offsets, design.code,
                                   state.table, state.log_pi, self.gamma, state.u, state.z,
@@ -293,6 +311,15 @@ class DawidSkeneKernel(PyMCKernel):
                            for p, (start, stop) in enumerate(parts)])
         self._record(state, out, changed, swapped)
         return state
+
+    def _draw_prior(self, rng, state, u) -> None:
+        """``state.log_pi``: ``log pi`` drawn given the classes, or the classifier prior's
+        ``log_softmax(b + tau log p)`` after its updates; then ``u`` filled with uniforms."""
+        if self.classifier is None:
+            kernel_code.draw_class_prior(rng, state.class_counts, self.a, state.log_pi, u)
+            return
+        self.classifier.draw(rng, state.z, state.prior, state.log_pi)
+        u[...] = rng.random(u.size)
 
     def _swap(self, rng, state) -> bool:
         """The class-swap move on ``state``'s classes and counts (module docstring;
@@ -319,7 +346,11 @@ class DawidSkeneKernel(PyMCKernel):
         """A kept sweep's ``pi``, the member's parameters, the classes that moved and
         whether the class-swap move was accepted."""
         if out is not None:
-            out["class_prior"][...] = np.exp(state.log_pi)
+            if self.classifier is None:
+                out["class_prior"][...] = np.exp(state.log_pi)
+            else:
+                for name, value in self.classifier.values(state.prior).items():
+                    out[name][...] = value
             for name, value in self.member.values(state.table, state.member_state).items():
                 out[name][...] = value
             out["classes_changed"][...] = changed
@@ -349,19 +380,36 @@ class DawidSkeneKernel(PyMCKernel):
         return state
 
     def compute_when_read(self, values) -> dict:
+        prior = {"class_prior", "temperature", "class_bias"}
         stored = {name: values[name] for name in self.variables
-                  if name not in ("class_prior", "plausibility")}
-        return {"plausibility": _lazy_plausibility(self.design, values["class_prior"], stored,
+                  if name not in prior | {"plausibility"}}
+        if self.classifier is None:
+            log_pi = values["class_prior"]
+            shape = log_pi.shape[:2]
+        else:
+            tau, b = values["temperature"], values["class_bias"]
+            shape = tau.shape[:2]
+            log_p = self.classifier.log_p
+
+            def log_pi(c, d0, d1, i0, i1):
+                x = np.concatenate([tau[c, d0:d1, None], b[c, d0:d1]], axis=1)
+                out = np.empty((d1 - d0, i1 - i0, log_p.shape[1]))
+                for s in range(d1 - d0):
+                    item_log_prior(log_p[i0:i1], x[s], out[s])
+                return out
+        return {"plausibility": _lazy_plausibility(self.design, log_pi, shape, stored,
                                                    self.member, self.gamma, self.dtype)}
 
 
-def _lazy_plausibility(design, pi, values, member, gamma, dtype) -> da.Array:
+def _lazy_plausibility(design, pi, shape, values, member, gamma, dtype) -> da.Array:
     """``(chain, draw, item, class)`` dask array of the class posteriors at the stored
-    ``pi (chain, draw, class)`` and the member's stored ``values`` (name: ``(chain, draw,
-    ...)``), chunked as the metrics read it, with no more draws per block than the block's
-    confusion tables ``(draw, annotator * C, C)`` allow within the same element budget (a
-    block recomputes them: with hundreds of classes they outweigh the plausibilities)."""
-    chains, draws, C = pi.shape
+    ``pi (chain, draw, class)`` (or, for a prior per item, a function ``pi(chain, d0, d1, i0,
+    i1)`` of the log prior of draws ``d0..d1`` and items ``i0..i1``, ``(draw, item, class)``)
+    and the member's stored ``values`` (name: ``(chain, draw, ...)``), chunked as the metrics
+    read it, with no more draws per block than the block's confusion tables ``(draw,
+    annotator * C, C)`` allow within the same element budget (a block recomputes them: with
+    hundreds of classes they outweigh the plausibilities)."""
+    (chains, draws), C = shape, design.n_classes
     lay = Layout(("chain", "draw"), (chains, draws), design.n_items, C)
     draw_step, item_step = chunk_steps(lay, C)
     table_draws, _ = chunk_steps(Layout(("draw",), (draws,), 1, design.n_annotators * C * C),
@@ -371,11 +419,17 @@ def _lazy_plausibility(design, pi, values, member, gamma, dtype) -> da.Array:
     def block(block_info=None):
         (c0, c1), (d0, d1), (i0, i1), _ = block_info[None]["array-location"]
         with np.errstate(divide="ignore"):
-            log_pi = np.log(pi[c0, d0:d1])
             theta = member.confusion({name: v[c0, d0:d1] for name, v in values.items()}, C)
             table = design.table(np.log(theta))
-        p = kernel_code.plausibility_kernel(log_pi, table, gamma, design.offsets, design.code,
-                                            i0, i1)
+        if callable(pi):  # a prior per item: the block's items, numbered from 0
+            p = kernel_code.plausibility_kernel(pi(c0, d0, d1, i0, i1), table, gamma,
+                                                design.offsets[i0:i1 + 1], design.code, 0,
+                                                i1 - i0)
+        else:
+            with np.errstate(divide="ignore"):
+                log_pi = np.log(pi[c0, d0:d1])
+            p = kernel_code.plausibility_kernel(log_pi, table, gamma, design.offsets,
+                                                design.code, i0, i1)
         clamp_known(p, design.fixed[i0:i1])
         return p[None].astype(dtype, copy=False)
 
@@ -428,7 +482,7 @@ def sample_dawid_skene(labels: Labels, *, member, class_concentration: np.ndarra
                        lazy: bool = False, dtype=np.float32, collapsed: bool = False,
                        until=None, max_seconds: float | None = None,
                        max_draws: int | None = None, max_stored: int | None = None,
-                       init: xr.DataTree | None = None) -> xr.DataTree:
+                       init: xr.DataTree | None = None, classifier=None) -> xr.DataTree:
     """Sample a member of the Bayesian Dawid–Skene family (module docstring) for ``labels``:
     ``member`` one of :mod:`plausible.models.dawid_skene.members`, ``class_concentration a
     (class,)``, ``reliability gamma > 0``; ``constant_data`` (name: ``(dims, values)``)
@@ -439,8 +493,10 @@ def sample_dawid_skene(labels: Labels, *, member, class_concentration: np.ndarra
     ``until``, ``max_seconds``, ``max_draws``, ``max_stored``: as
     :func:`~plausible.inference.driver.sample_kernel`. ``init``: a trace of an earlier run on
     a subset of these labels, whose chains' final classes start these chains
-    (:func:`warm_start`; ``tune`` then defaults to :data:`WARM_TUNE`). Returns the trace
-    described in the module docstring."""
+    (:func:`warm_start`; ``tune`` then defaults to :data:`WARM_TUNE`). ``classifier``: a
+    :class:`~plausible.models.classifier_prior.ClassifierPrior` in place of ``pi`` (the trace
+    then holds ``temperature`` and ``class_bias`` instead of ``class_prior``). Returns the
+    trace described in the module docstring."""
     if tune is None:
         tune = DEFAULT_TUNE if init is None else WARM_TUNE
     available = available_cores() if cores is None else int(cores)
@@ -449,7 +505,7 @@ def sample_dawid_skene(labels: Labels, *, member, class_concentration: np.ndarra
     gamma = float(reliability)
     kernel = DawidSkeneKernel(Design(labels), member, class_concentration, gamma,
                               n_parts=max(1, available // chains), dtype=dtype,
-                              collapsed=collapsed)
+                              collapsed=collapsed, classifier=classifier)
     constant = xr.Dataset({"reliability": gamma, **(constant_data or {})},
                           coords={"class": labels.classes, "label_class": labels.classes})
     return sample_kernel(kernel, draws=draws, chains=chains, seed=seed, tune=tune, thin=thin,
