@@ -14,6 +14,8 @@ Examples::
         --scale 0 100 --resolution 1 -o out.csv                     # a 0..100 integer slider
     plausible aggregate --dataset cifar10h -o cifar10h.csv         # public data (PLAUSIBLE_DATA)
     plausible evaluate run.nc predictions.csv -o metrics.csv
+    plausible evaluate run.nc probs.npy -o metrics.csv             # (item, class) probabilities
+    plausible aggregate votes.csv --predictions probs.npy -o out.csv  # a classifier's prior
     plausible next labels.csv --model dawid-skene --budget 50 -o batch.csv
     plausible aggregate labels.csv --save run.nc --report report.html
     plausible report run.nc -o report.html

@@ -340,16 +340,16 @@ def _aligned(values: np.ndarray, ids, items, classes, name, where, kind) -> Pred
     rows = _match(ids, items)
     extra = np.flatnonzero(rows < 0)
     if extra.size:
-        raise ValueError(f"{where(int(extra[0]))}: item {fmt(ids[extra[0]])} is not an item of "
-                         f"the run{_more(extra.size, 'rows')}")
+        raise ValueError(f"{where(int(extra[0]))}: item {fmt(ids[extra[0]])} is not one of the "
+                         f"{items.size} items{_more(extra.size, 'rows')}")
     twice = np.flatnonzero(pd.Series(rows).duplicated().to_numpy())
     if twice.size:  # two ids of one text, e.g. 7 and "7"
         raise ValueError(f"{where(int(twice[0]))}: item {fmt(items[rows[twice[0]]])} appears "
                          "twice")
     if rows.size < items.size:
         missing = np.setdiff1d(np.arange(items.size), rows)
-        raise ValueError(f"{name}: no row for item {fmt(items[missing[0]])} of the run "
-                         f"({missing.size} of its {items.size} items missing)")
+        raise ValueError(f"{name}: no row for item {fmt(items[missing[0]])} ({missing.size} "
+                         f"of the {items.size} items without one)")
     order = np.empty_like(rows)
     order[rows] = np.arange(rows.size)
     return Predictions(kind, values[order], items, classes, name)
