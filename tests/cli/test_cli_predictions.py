@@ -122,10 +122,11 @@ def test_aggregate_passes_the_probabilities_in_the_labels_item_and_class_order(f
     np.testing.assert_allclose(passed["predictions"], PROBS)
 
 
-@pytest.mark.xfail(strict=False, reason="predictions= lands with the classifier prior")
-def test_aggregate_with_a_classifier_prior_writes_its_results(files, tmp_path, capsys):
+def test_aggregate_with_a_classifier_prior_writes_its_results_and_evaluate_warns(
+        files, tmp_path, capsys):
     """Labels (the default label model takes a classifier prior): three per item, from
-    annotators right three times in four."""
+    annotators right three times in four; evaluating the same classifier against the run
+    warns that its truth was built from it."""
     rng = np.random.default_rng(2)
     truth = PROBS.argmax(axis=1)
     rows = [(item, f"w{w}", CLASSES[truth[i] if rng.random() < 0.75 else rng.integers(3)])
@@ -135,6 +136,9 @@ def test_aggregate_with_a_classifier_prior_writes_its_results(files, tmp_path, c
     output = tmp_path / "out.csv"
     code, _, err = run_cli(capsys, ["aggregate", tmp_path / "labels.csv", "--predictions",
                                     files / "probs.npy", "-o", output, "--draws", 100,
-                                    "--chains", 2, "--no-progress"])
+                                    "--chains", 2, "--no-progress", "--save",
+                                    tmp_path / "run.nc"])
     assert code == 0, err
     assert len(pd.read_csv(output)) == ITEMS.size
+    code, _, err = run_cli(capsys, ["evaluate", tmp_path / "run.nc", files / "probs.npy"])
+    assert code == 0 and err.count("\n") == 1 and "took as its prior" in err
