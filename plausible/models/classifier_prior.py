@@ -38,6 +38,9 @@ import numpy as np
 import pytensor.tensor as pt
 import pymc as pm
 import xarray as xr
+from scipy.special import log_softmax, softmax
+
+from plausible.maths.logspace import tempered_logsumexp
 
 FLOOR = 1e-10
 """Smallest probability the classifier's log is taken of."""
@@ -46,8 +49,6 @@ BIAS_SCALE = 1.5
 by a factor of about 20 either way within two of them."""
 STEPS = 2
 """Metropolis–Hastings updates of ``(tau, b)`` per sweep."""
-VARIABLES = ("temperature", "class_bias")
-"""The layer's free variables, in the trace as in the PyMC model."""
 
 
 def log_probabilities(predictions, n_items: int, n_classes: int) -> np.ndarray:
@@ -85,10 +86,7 @@ def log_prior(posterior: xr.Dataset, constant_data: xr.Dataset, chain, draw, sta
     b = np.asarray(posterior["class_bias"].transpose("chain", "draw", "class")
                    .values[chain, draw], dtype=np.float64).reshape(tau.size, -1)
     log_p = constant_data["classifier_log_probability"].transpose("item", "class").values
-    out = b[:, None, :] + tau[:, None, None] * log_p[None, start:stop]
-    out -= np.log(np.exp(out - out.max(axis=2, keepdims=True)).sum(axis=2, keepdims=True)) + \
-        out.max(axis=2, keepdims=True)
-    return out
+    return log_softmax(b[:, None, :] + tau[:, None, None] * log_p[None, start:stop], axis=2)
 
 
 def uses_classifier(trace) -> bool:
@@ -102,23 +100,18 @@ def log_density(log_p, z, x, bias_scale):  # pragma: no cover - compiled
     """``log p(tau, b | z)`` up to a constant at ``x = (tau, b_0..b_{C-1})``: the classes'
     multinomial logistic log-likelihood plus the priors (``-inf`` for ``tau <= 0``)."""
     n_items, n_classes = log_p.shape
-    tau = x[0]
+    tau, bias = x[0], x[1:]
     if tau <= 0.0:
         return -np.inf
     log_tau = math.log(tau)
     total = -log_tau - 0.5 * log_tau * log_tau
     for c in range(n_classes):
-        total -= 0.5 * (x[1 + c] / bias_scale) ** 2
+        total -= 0.5 * (bias[c] / bias_scale) ** 2
     row = np.empty(n_classes)
     for i in range(n_items):
-        top = -np.inf
-        for c in range(n_classes):
-            row[c] = x[1 + c] + tau * log_p[i, c]
-            top = max(top, row[c])
-        s = 0.0
-        for c in range(n_classes):
-            s += math.exp(row[c] - top)
-        total += row[z[i]] - top - math.log(s)
+        row[:] = log_p[i]
+        normaliser = tempered_logsumexp(row, bias, tau)  # row becomes b + tau log p_i
+        total += row[z[i]] - normaliser
     return total
 
 
@@ -195,18 +188,11 @@ def _to_x(y, basis, x):  # pragma: no cover - compiled
 @numba.njit(cache=True, nogil=True)
 def item_log_prior(log_p, x, out):  # pragma: no cover - compiled
     """``out[i] = log_softmax(b + tau log p_i)`` at ``x = (tau, b)``."""
-    n_items, n_classes = log_p.shape
-    for i in range(n_items):
-        top = -np.inf
-        for c in range(n_classes):
-            out[i, c] = x[1 + c] + x[0] * log_p[i, c]
-            top = max(top, out[i, c])
-        s = 0.0
-        for c in range(n_classes):
-            s += math.exp(out[i, c] - top)
-        log_s = top + math.log(s)
-        for c in range(n_classes):
-            out[i, c] -= log_s
+    bias = x[1:]
+    for i in range(log_p.shape[0]):
+        out[i] = log_p[i]
+        normaliser = tempered_logsumexp(out[i], bias, x[0])  # out[i] becomes b + tau log p_i
+        out[i] -= normaliser
 
 
 def zero_sum_basis(n_classes: int) -> np.ndarray:
@@ -222,7 +208,7 @@ def mode(log_p: np.ndarray, z: np.ndarray, bias_scale: float = BIAS_SCALE,
     """The posterior mode of ``y = (log tau, beta)`` (class bias ``basis @ beta``,
     :func:`zero_sum_basis`; ``log tau ~ Normal(0, 1)``) given the classes ``z``, by
     Newton's method with the Fisher information, as ``{"y": mode, "precision": (C, C),
-    "expected": (C + 1,), "prior_gradient": (C,), "jacobian": (C + 1, C)}``: the curvature
+    "covariance": its inverse, "expected": (C + 1,), "prior_gradient": (C,), "jacobian": (C + 1, C)}``: the curvature
     at the mode (Fisher information of the logistic regression plus the priors'), and what
     :func:`newton_centre` needs to move it to other classes: the expected sufficient
     statistics ``(sum_i E[log p_{i z_i}], E[counts])``, the prior's gradient and the
@@ -233,9 +219,7 @@ def mode(log_p: np.ndarray, z: np.ndarray, bias_scale: float = BIAS_SCALE,
     y = np.zeros(C)
     for _ in range(iterations):
         tau, b = math.exp(y[0]), basis @ y[1:]
-        logits = b + tau * log_p
-        p = np.exp(logits - logits.max(axis=1, keepdims=True))
-        p /= p.sum(axis=1, keepdims=True)
+        p = softmax(b + tau * log_p, axis=1)
         expected = np.r_[(p * log_p).sum(), p.sum(axis=0)]
         centred = log_p - (p * log_p).sum(axis=1)[:, None]
         fisher = np.empty((C + 1, C + 1))
@@ -254,8 +238,8 @@ def mode(log_p: np.ndarray, z: np.ndarray, bias_scale: float = BIAS_SCALE,
         y = y + step
         if np.abs(step).max() < 1e-9:
             break
-    return {"y": y, "precision": precision, "expected": expected,
-            "prior_gradient": prior_gradient, "jacobian": jacobian}
+    return {"y": y, "precision": precision, "covariance": np.linalg.inv(precision),
+            "expected": expected, "prior_gradient": prior_gradient, "jacobian": jacobian}
 
 
 def sufficient_statistics(log_p: np.ndarray, z: np.ndarray) -> np.ndarray:
@@ -270,7 +254,7 @@ def newton_centre(fit: dict, statistics: np.ndarray) -> np.ndarray:
     with sufficient statistics ``statistics``: the log-density is nearly quadratic, so this
     is the new mode to within a small share of its standard deviation."""
     gradient = fit["jacobian"].T @ (statistics - fit["expected"]) + fit["prior_gradient"]
-    return fit["y"] + np.linalg.solve(fit["precision"], gradient)
+    return fit["y"] + fit["covariance"] @ gradient
 
 
 ADAPT = 20
@@ -314,7 +298,7 @@ class ClassifierPrior:
     def _reference(self, z: np.ndarray, state: dict) -> None:
         fit = mode(self.log_p, z, self.bias_scale)
         state["fit"] = fit
-        state["chol"] = np.linalg.cholesky(np.linalg.inv(fit["precision"]) * SPREAD ** 2)
+        state["chol"] = np.linalg.cholesky(fit["covariance"] * SPREAD ** 2)
         state.setdefault("y", fit["y"].copy())
 
     def draw(self, rng, z: np.ndarray, state: dict, out: np.ndarray) -> None:
@@ -340,7 +324,7 @@ class ClassifierPrior:
         return {"temperature": x[0], "class_bias": x[1:]}
 
 
-__all__ = ["ADAPT", "BIAS_SCALE", "DEGREES", "ClassifierPrior", "FLOOR", "SPREAD", "STEPS", "VARIABLES",
+__all__ = ["ADAPT", "BIAS_SCALE", "DEGREES", "ClassifierPrior", "FLOOR", "SPREAD", "STEPS",
            "add_prior", "independence_metropolis", "item_log_prior", "log_density", "log_prior",
            "log_probabilities", "mode", "newton_centre", "sufficient_statistics", "uses_classifier",
            "zero_sum_basis"]

@@ -492,19 +492,22 @@ def build_hierarchical(labels: Labels, *, reliability: float = 1.0, gibbs: bool 
     return model
 
 
-def _arrays(trace, chain, draw):
-    """``log pi (sample, class)`` (or, with a classifier, the items' log prior ``(sample,
-    item, class)``) and ``theta (sample, annotator, class, label_class)`` at ``[chain,
-    draw]``."""
+def _log_class_prior(trace, chain, draw) -> np.ndarray:
+    """``log pi (sample, class)`` at ``[chain, draw]``, or, for a model that took a
+    classifier's predictions, the items' log prior ``(sample, item, class)``
+    (:func:`plausible.models.classifier_prior.log_prior`)."""
     posterior = trace["posterior"]
-    theta = confusion_draws(posterior, chain, draw)
-    theta = theta.reshape(-1, *theta.shape[-3:])
     if classifier_prior.uses_classifier(trace):
-        return (classifier_prior.log_prior(posterior, trace["constant_data"], chain, draw),
-                theta)
+        return classifier_prior.log_prior(posterior, trace["constant_data"], chain, draw)
     pi = _read(posterior["class_prior"].transpose("chain", "draw", "class"), chain, draw)
     with np.errstate(divide="ignore"):
-        return np.log(pi.reshape(theta.shape[0], -1)), theta
+        return np.log(pi.reshape(-1, pi.shape[-1]))
+
+
+def _confusion_samples(posterior, chain, draw) -> np.ndarray:
+    """``theta (sample, annotator, class, label_class)`` at ``[chain, draw]``."""
+    theta = confusion_draws(posterior, chain, draw)
+    return theta.reshape(-1, *theta.shape[-3:])
 
 
 def class_log_likelihood(labels: Labels, theta: np.ndarray) -> np.ndarray:
@@ -538,9 +541,9 @@ def log_likelihood(trace, labels: Labels, *, design: Design | None = None) -> xr
     if classifier_prior.uses_classifier(trace):
         width += labels.n_items * labels.n_classes
     for samples, (chain, draw) in iter_sample_blocks(shape, width):
-        log_pi, theta = _arrays(trace, chain, draw)
+        log_pi = _log_class_prior(trace, chain, draw)
         with np.errstate(divide="ignore"):
-            table = design.table(np.log(theta))
+            table = design.table(np.log(_confusion_samples(posterior, chain, draw)))
         out[samples] = kernel.marginal_log_likelihood_kernel(log_pi, table, gamma,
                                                              design.offsets, design.code,
                                                              design.fixed)
@@ -558,9 +561,7 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
         raise ValueError(f"classes must be 'new' or 'posterior', got {classes!r}")
     posterior = trace["posterior"]
     chain, draw = thinned_draws(posterior, draws)
-    log_pi, theta = _arrays(trace, chain, draw)
-    if log_pi.ndim == 2:
-        log_pi = log_pi[:, None, :]
+    theta = _confusion_samples(posterior, chain, draw)
     gamma = float(trace["constant_data"]["reliability"])
     rng = np.random.default_rng(seed)
     C = labels.n_classes
@@ -569,10 +570,13 @@ def replicate_labels(trace, labels: Labels, *, draws: int = 500, seed: int | Non
     for block, _ in iter_sample_blocks((theta.shape[0],),
                                        (labels.n_annotations + labels.n_items) * C):
         n = block.stop - block.start
+        log_pi = _log_class_prior(trace, chain[block], draw[block])  # a block: (n, item, C)
+        if log_pi.ndim == 2:
+            log_pi = log_pi[:, None, :]
         if classes == "new":
-            p_item = np.broadcast_to(np.exp(log_pi[block]), (n, labels.n_items, C))
+            p_item = np.broadcast_to(np.exp(log_pi), (n, labels.n_items, C))
         else:
-            log_joint = log_pi[block] + gamma * class_log_likelihood(labels, theta[block])
+            log_joint = log_pi + gamma * class_log_likelihood(labels, theta[block])
             p_item = clamp_known(np.exp(log_joint - logsumexp(log_joint, axis=-1,
                                                                keepdims=True)), labels.known)
         z = categorical_draws(rng, p_item)
