@@ -47,8 +47,9 @@ FLOOR = 1e-10
 BIAS_SCALE = 1.5
 """Standard deviation of the class bias ``b`` (ZeroSumNormal): a class's prior odds may move
 by a factor of about 20 either way within two of them."""
-STEPS = 2
-"""Metropolis–Hastings updates of ``(tau, b)`` per sweep."""
+STEPS = 1
+"""Metropolis–Hastings updates of ``(tau, b)`` per sweep: one, since most proposals are
+accepted and each is drawn afresh from the (nearly) exact conditional."""
 
 
 def log_probabilities(predictions, n_items: int, n_classes: int) -> np.ndarray:
@@ -103,15 +104,33 @@ def log_density(log_p, z, x, bias_scale):  # pragma: no cover - compiled
     tau, bias = x[0], x[1:]
     if tau <= 0.0:
         return -np.inf
-    log_tau = math.log(tau)
-    total = -log_tau - 0.5 * log_tau * log_tau
-    for c in range(n_classes):
-        total -= 0.5 * (bias[c] / bias_scale) ** 2
+    total = _prior_log_density(x, bias_scale)
     row = np.empty(n_classes)
     for i in range(n_items):
         row[:] = log_p[i]
         normaliser = tempered_logsumexp(row, bias, tau)  # row becomes b + tau log p_i
         total += row[z[i]] - normaliser
+    return total
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _prior_log_density(x, bias_scale):  # pragma: no cover - compiled
+    """The priors' log-density at ``x = (tau, b)``, ``tau > 0``: log-normal and normal."""
+    log_tau = math.log(x[0])
+    total = -log_tau - 0.5 * log_tau * log_tau
+    for c in range(1, x.size):
+        total -= 0.5 * (x[c] / bias_scale) ** 2
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
+def log_density_at(log_prior, z, x, bias_scale):  # pragma: no cover - compiled
+    """:func:`log_density` at ``x`` from the items' log prior there, ``log_prior =
+    log_softmax(b + tau log p)`` ``(item, class)`` (:func:`item_log_prior`): the same value,
+    reading one entry per item."""
+    total = _prior_log_density(x, bias_scale)
+    for i in range(z.size):
+        total += log_prior[i, z[i]]
     return total
 
 
@@ -293,6 +312,8 @@ class ClassifierPrior:
         if x is not None:
             x = np.asarray(x, dtype=np.float64)
             state["y"] = np.r_[math.log(x[0]), self.basis.T @ x[1:]]
+        state["log_prior"] = np.empty(self.log_p.shape)
+        item_log_prior(self.log_p, self.x(state), state["log_prior"])
         return state
 
     def _reference(self, z: np.ndarray, state: dict) -> None:
@@ -301,17 +322,20 @@ class ClassifierPrior:
         state["chol"] = np.linalg.cholesky(fit["covariance"] * SPREAD ** 2)
         state.setdefault("y", fit["y"].copy())
 
-    def draw(self, rng, z: np.ndarray, state: dict, out: np.ndarray) -> None:
-        """Update ``state``'s ``(tau, beta)`` given ``z``, then ``out = log_softmax(b + tau
-        log p)`` ``(item, class)``."""
+    def draw(self, rng, z: np.ndarray, state: dict) -> None:
+        """Update ``state``'s ``(tau, beta)`` given ``z``, and its ``log_prior =
+        log_softmax(b + tau log p)`` ``(item, class)`` when they moved."""
         state["sweeps"] += 1
         if state["sweeps"] == ADAPT:
             self._reference(z, state)
         centre = newton_centre(state["fit"], sufficient_statistics(self.log_p, z))
-        current = log_density(self.log_p, z, self.x(state), self.bias_scale) + state["y"][0]
-        independence_metropolis(rng, self.log_p, z, state["y"], current, self.basis, centre,
-                                state["chol"], self.bias_scale, self.steps)
-        item_log_prior(self.log_p, self.x(state), out)
+        current = (log_density_at(state["log_prior"], z, self.x(state), self.bias_scale)
+                   + state["y"][0])
+        _, accepted = independence_metropolis(rng, self.log_p, z, state["y"], current,
+                                              self.basis, centre, state["chol"],
+                                              self.bias_scale, self.steps)
+        if accepted:
+            item_log_prior(self.log_p, self.x(state), state["log_prior"])
 
     def x(self, state: dict) -> np.ndarray:
         """``(tau, b)`` of ``state``."""
@@ -325,6 +349,7 @@ class ClassifierPrior:
 
 
 __all__ = ["ADAPT", "BIAS_SCALE", "DEGREES", "ClassifierPrior", "FLOOR", "SPREAD", "STEPS",
-           "add_prior", "independence_metropolis", "item_log_prior", "log_density", "log_prior",
+           "add_prior", "independence_metropolis", "item_log_prior", "log_density",
+           "log_density_at", "log_prior",
            "log_probabilities", "mode", "newton_centre", "sufficient_statistics", "uses_classifier",
            "zero_sum_basis"]

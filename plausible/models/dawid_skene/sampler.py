@@ -187,9 +187,9 @@ class ChainState:
             design, z, self.counts[0], int(kernel.gamma)) if kernel.collapsed else None)
         self.table = np.empty((design.n_annotators * C, C))
         classifier = kernel.classifier
-        self.log_pi = np.empty(C) if classifier is None else np.empty((design.n_items, C))
-        self.u = np.empty(design.n_items)
         self.prior = None if classifier is None else classifier.start(z, prior)
+        self.log_pi = np.empty(C) if classifier is None else self.prior["log_prior"]
+        self.u = np.empty(design.n_items)
         self.pool = (ThreadPoolExecutor(max_workers=len(kernel.parts)) if len(kernel.parts) > 1
                      else None)
 
@@ -318,7 +318,7 @@ class DawidSkeneKernel(PyMCKernel):
         if self.classifier is None:
             kernel_code.draw_class_prior(rng, state.class_counts, self.a, state.log_pi, u)
             return
-        self.classifier.draw(rng, state.z, state.prior, state.log_pi)
+        self.classifier.draw(rng, state.z, state.prior)  # state.log_pi is its log prior
         u[...] = rng.random(u.size)
 
     def _swap(self, rng, state) -> bool:
