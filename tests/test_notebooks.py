@@ -15,7 +15,8 @@ NOTEBOOKS = sorted((Path(__file__).parents[1] / "notebooks").glob("*.ipynb"))
 NEEDS_DATA = {"cifar10h_certainty.ipynb", "ratings_certainty.ipynb",
               "calibration_disagreement.ipynb", "dawid_skene.ipynb", "dentistry.ipynb",
               "dermatology.ipynb", "dermatology_pairwise.ipynb", "difficulty_snow2008.ipynb",
-              "model_comparison.ipynb", "ordinal_snow2008.ipynb"}
+              "model_comparison.ipynb", "ordinal_snow2008.ipynb",
+              "resnet18_cifar10h.ipynb"}
 
 
 @pytest.mark.notebook
