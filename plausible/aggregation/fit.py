@@ -12,7 +12,6 @@ gives (:func:`plausible.inference.draws.resolve_draws` says how many)."""
 
 from __future__ import annotations
 
-import inspect
 import logging
 import os
 import warnings
@@ -259,9 +258,8 @@ def classifier_prior(predictions, data, entry) -> np.ndarray:
     """``predictions`` as the float64 ``(item, class)`` probabilities in ``data``'s item and
     class order (:func:`plausible.data.read_predictions`), for a model whose builder takes
     them (``ValueError`` naming those that do otherwise)."""
-    if "predictions" not in inspect.signature(entry.build).parameters:
-        taking = [n for n in models.available().index
-                  if "predictions" in inspect.signature(models.entry(n).build).parameters]
+    taking = models.models_taking("predictions")
+    if entry.name not in taking:
         raise ValueError(f"model {entry.name!r} takes no classifier predictions; models that "
                          f"do: {', '.join(taking)}")
     return read_predictions(predictions, data.items, data.classes, probabilities=True).values

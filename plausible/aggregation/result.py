@@ -15,6 +15,7 @@ import pandas as pd
 import xarray as xr
 
 from plausible import active, conformal, metrics, models, plots, report
+from plausible.models import classifier_prior
 from plausible.aggregation.defaults import DEFAULT_REASON
 from plausible.aggregation.persistence import (data_from_trace, read_tree, saved_tree, unpacked,
                                                write_atomic, write_tree)
@@ -238,17 +239,10 @@ class Aggregation:
 
     def _warn_if_own_prior(self, predicted: np.ndarray, scores) -> None:
         """Warn, in one line, when the classifier evaluated is the one this aggregation took
-        as its prior of each item's class (``constant_data/classifier_log_probability``): the
-        same probabilities, or the same predicted class on every item. Its truth was then
-        built from its own predictions, which flatters it."""
-        constant = self.trace["constant_data"] if "constant_data" in self.trace.children else None
-        if constant is None or "classifier_log_probability" not in constant.data_vars:
-            return
-        own = constant["classifier_log_probability"].transpose("item", "class").values
-        same = (np.array_equal(predicted, own.argmax(axis=1)) if scores is None else
-                np.allclose(np.log(np.clip(np.asarray(scores, dtype=np.float64), 1e-10, None)),
-                            own, atol=1e-5))
-        if same:
+        as its prior of each item's class (:func:`plausible.models.classifier_prior.
+        same_classifier`). Its truth was then built from its own predictions, which flatters
+        it."""
+        if classifier_prior.same_classifier(self.trace, predicted, scores):
             warnings.warn("these predictions are the classifier this aggregation took as its "
                           "prior: its truth was built from them, so the metrics flatter it "
                           "(aggregate without predictions= to evaluate it)", stacklevel=3)

@@ -10,7 +10,6 @@ build no model; the one list that does (the models whose chain runs over shards,
 from __future__ import annotations
 
 import argparse
-import inspect
 import textwrap
 
 from plausible import models
@@ -86,9 +85,8 @@ cluster (:func:`plausible.distributed.runs_on_cluster`), filled in by
 
 def models_taking(option: str) -> list[str]:
     """The registered models whose builder takes ``option`` (e.g. ``"scale"``), in the
-    registry's order."""
-    return [name for name in models.available().index
-            if option in inspect.signature(models.entry(name).build).parameters]
+    registry's order (:func:`plausible.models.models_taking`)."""
+    return models.models_taking(option)
 
 
 def models_help() -> str:

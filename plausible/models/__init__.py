@@ -13,7 +13,7 @@ from plausible.models.model_entry import (FORMATS, ITEM_DISTRIBUTION, LABEL_MARG
                                           MEANINGS, RANK_DISTRIBUTION, TRUE_CLASS_POSTERIOR,
                                           ModelEntry)
 from plausible.models.registry import (AUTO_CANDIDATES, DEFAULT_MODELS, available, entry,
-                                       families, get, ordinal_model)
+                                       families, get, models_taking, ordinal_model)
 
 __all__ = [
     "AUTO_CANDIDATES",
@@ -28,6 +28,7 @@ __all__ = [
     "available",
     "entry",
     "families",
+    "models_taking",
     "get",
     "ordinal_model",
     "latent_class",

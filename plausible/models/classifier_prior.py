@@ -47,6 +47,9 @@ FLOOR = 1e-10
 BIAS_SCALE = 1.5
 """Standard deviation of the class bias ``b`` (ZeroSumNormal): a class's prior odds may move
 by a factor of about 20 either way within two of them."""
+CONSTANT = "classifier_log_probability"
+"""The trace's ``constant_data`` name of ``log p (item, class)``: what the trace's log prior
+is computed from when read, and how a trace says it took a classifier."""
 STEPS = 1
 """Metropolis–Hastings updates of ``(tau, b)`` per sweep: one, since most proposals are
 accepted and each is drawn afresh from the (nearly) exact conditional."""
@@ -74,7 +77,7 @@ def add_prior(model: pm.Model, log_p: np.ndarray):
     with model:
         tau = pm.LogNormal("temperature", 0.0, 1.0, initval=1.0)
         b = pm.ZeroSumNormal("class_bias", sigma=BIAS_SCALE, dims="class")
-        pm.Data("classifier_log_probability", log_p, dims=("item", "class"))
+        pm.Data(CONSTANT, log_p, dims=("item", "class"))
     return pt.special.log_softmax(b[None, :] + tau * pt.constant(log_p), axis=1)
 
 
@@ -86,8 +89,28 @@ def log_prior(posterior: xr.Dataset, constant_data: xr.Dataset, chain, draw, sta
                      dtype=np.float64).reshape(-1)
     b = np.asarray(posterior["class_bias"].transpose("chain", "draw", "class")
                    .values[chain, draw], dtype=np.float64).reshape(tau.size, -1)
-    log_p = constant_data["classifier_log_probability"].transpose("item", "class").values
-    return log_softmax(b[:, None, :] + tau[:, None, None] * log_p[None, start:stop], axis=2)
+    log_p = constant_data[CONSTANT].transpose("item", "class").values
+    return block_log_prior(tau, b, log_p[start:stop])
+
+
+def block_log_prior(tau: np.ndarray, b: np.ndarray, log_p: np.ndarray) -> np.ndarray:
+    """``log_softmax(b_s + tau_s log p_i)`` float64 ``(sample, item, class)`` for draws ``tau
+    (sample,)``, ``b (sample, class)`` and the items' ``log_p (item, class)``."""
+    return log_softmax(b[:, None, :] + tau[:, None, None] * log_p[None], axis=2)
+
+
+def same_classifier(trace, predicted: np.ndarray, scores: np.ndarray | None) -> bool:
+    """Whether a classifier's predictions (its classes ``predicted (item,)``, and its
+    ``scores (item, class)`` when it gave them) are those ``trace`` took as its classifier
+    prior: the same probabilities, or, with classes only, the same class on every item."""
+    constant = trace["constant_data"] if "constant_data" in trace.children else None
+    if constant is None or CONSTANT not in constant.data_vars:
+        return False
+    own = constant[CONSTANT].transpose("item", "class").values
+    if scores is None:
+        return bool(np.array_equal(predicted, own.argmax(axis=1)))
+    log_scores = np.log(np.maximum(np.asarray(scores, dtype=np.float64), FLOOR))
+    return bool(np.allclose(log_scores, own, atol=1e-5))
 
 
 def uses_classifier(trace) -> bool:
@@ -349,7 +372,7 @@ class ClassifierPrior:
 
 
 __all__ = ["ADAPT", "BIAS_SCALE", "DEGREES", "ClassifierPrior", "FLOOR", "SPREAD", "STEPS",
-           "add_prior", "independence_metropolis", "item_log_prior", "log_density",
+           "CONSTANT", "add_prior", "block_log_prior", "independence_metropolis", "item_log_prior", "log_density",
            "log_density_at", "log_prior",
-           "log_probabilities", "mode", "newton_centre", "sufficient_statistics", "uses_classifier",
+           "log_probabilities", "mode", "newton_centre", "same_classifier", "sufficient_statistics", "uses_classifier",
            "zero_sum_basis"]

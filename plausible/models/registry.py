@@ -20,6 +20,8 @@ repeats annotations needs a whole number (``"repetitions"``); the others take an
 
 from __future__ import annotations
 
+import inspect
+
 import importlib
 import pkgutil
 import warnings
@@ -129,6 +131,12 @@ def ordinal_model(data: str) -> str:
     if not names:
         raise ValueError(f"no model reads {data} as ordered grades; ordered grades are labels")
     return names[0]
+
+
+def models_taking(option: str) -> list[str]:
+    """The registered models whose builder takes ``option`` (e.g. ``"scale"``,
+    ``"predictions"``), in the registry's order."""
+    return [e.name for e in ENTRIES if option in inspect.signature(e.build).parameters]
 
 
 def get(name: str) -> Callable[..., pm.Model]:

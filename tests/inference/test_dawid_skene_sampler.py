@@ -17,6 +17,7 @@ from split_rhat import classic_split_rhat
 import plausible as pl
 from plausible.models.dawid_skene import kernel
 from plausible.models.dawid_skene import members
+from plausible.models.classifier_prior import ClassifierPrior
 from plausible.models.dawid_skene.sampler import Design, sample_dawid_skene
 from plausible.inference.memory import MemoryBudgetError
 from plausible.inference.sbc import simulation_based_calibration
@@ -111,13 +112,21 @@ def run(labels, member="dawid-skene", **options):
                               class_concentration=np.ones(labels.n_classes), **options)
 
 
-@pytest.mark.parametrize("member", ["dawid-skene", "one-coin", "mace", "hierarchical"])
+@pytest.mark.parametrize("member", ["dawid-skene", "one-coin", "mace", "hierarchical",
+                                    "classifier"])
 def test_lazy_plausibilities_equal_the_stored_ones_and_threads_do_not_change_draws(member):
+    """``classifier``: full Dawid–Skene with a classifier's prior of each item's class."""
     labels = labels_of(n_items=700, seed=6)
-    stored = run(labels, member, draws=30, tune=5, chains=2, seed=3, cores=1)
-    lazy = run(labels, member, draws=30, tune=5, chains=2, seed=3, cores=2, lazy=True)
-    split = run(labels, member, draws=30, tune=5, chains=1, seed=3, cores=2)  # items in threads
-    names = ["class_prior", *member_of(member, labels).stored(1, 2)]
+    options, prior = {}, ["class_prior"]
+    if member == "classifier":
+        p = np.random.default_rng(6).dirichlet(np.ones(labels.n_classes), size=labels.n_items)
+        options = {"classifier": ClassifierPrior(np.log(p))}
+        member, prior = "dawid-skene", ["temperature", "class_bias"]
+    stored = run(labels, member, draws=30, tune=5, chains=2, seed=3, cores=1, **options)
+    lazy = run(labels, member, draws=30, tune=5, chains=2, seed=3, cores=2, lazy=True, **options)
+    split = run(labels, member, draws=30, tune=5, chains=1, seed=3, cores=2,  # items in threads
+                **options)
+    names = [*prior, *member_of(member, labels).stored(1, 2)]
     for name in names:
         np.testing.assert_array_equal(stored.posterior[name], lazy.posterior[name])
         np.testing.assert_array_equal(stored.posterior[name][:1], split.posterior[name])

@@ -191,7 +191,7 @@ def _declare_kernel(model: pm.Model, labels: Labels, member, gamma: float,
         check_collapsible(member, gamma)
     classifier = None if log_p is None else classifier_prior.ClassifierPrior(log_p)
     if classifier is not None:
-        constant_data["classifier_log_probability"] = (("item", "class"), log_p)
+        constant_data[classifier_prior.CONSTANT] = (("item", "class"), log_p)
     declare_gibbs(model, KernelStep, model.free_RVs, replace=True,
                   kernel=lambda: DawidSkeneKernel(Design(labels), member, a, gamma,
                                                   collapsed=collapsed, classifier=classifier))

@@ -71,7 +71,7 @@ from plausible.inference.kernel import PyMCKernel, Variable
 from plausible.maths.known_classes import clamp_known
 from plausible.metrics.chunks import chunk_steps
 from plausible.metrics.storage import Layout
-from plausible.models.classifier_prior import item_log_prior
+from plausible.models.classifier_prior import block_log_prior
 
 DEFAULT_TUNE = 100
 """Warm-up sweeps discarded by default. The chains start near the posterior's mode (the
@@ -392,11 +392,7 @@ class DawidSkeneKernel(PyMCKernel):
             log_p = self.classifier.log_p
 
             def log_pi(c, d0, d1, i0, i1):
-                x = np.concatenate([tau[c, d0:d1, None], b[c, d0:d1]], axis=1)
-                out = np.empty((d1 - d0, i1 - i0, log_p.shape[1]))
-                for s in range(d1 - d0):
-                    item_log_prior(log_p[i0:i1], x[s], out[s])
-                return out
+                return block_log_prior(tau[c, d0:d1], b[c, d0:d1], log_p[i0:i1])
         return {"plausibility": _lazy_plausibility(self.design, log_pi, shape, stored,
                                                    self.member, self.gamma, self.dtype)}
 
