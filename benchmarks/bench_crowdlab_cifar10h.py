@@ -121,8 +121,7 @@ def coverage(counts, predictions, seeds) -> pd.DataFrame:
         items = result.plausibility["item"].values.astype(int)
         member = np.zeros((items.size, counts.shape[1]), dtype=bool)
         member[np.arange(items.size), predicted.to_numpy()[items]] = True
-        draws = metrics.ua_coverage(result.trace, member).values.ravel()
-        return draws
+        return metrics.ua_coverage(result.trace, member).mean("item").values.ravel()
 
     every = counts.sum(1)
     slots = np.full((counts.shape[0], every.max()), np.nan)
@@ -166,10 +165,11 @@ def main() -> None:
                      **scores(predictions.argmax(1), predictions.max(1), 1 - predictions.max(1),
                               truth)})
         print(pd.DataFrame(rows[-5:]).to_string(index=False), flush=True)
-    table = pd.DataFrame(rows)
-    print("\nmean over seeds:")
-    print(table.drop(columns="seed").groupby("method", sort=False).mean(numeric_only=True)
-          .to_string(float_format="%.4f"))
+    if rows:
+        table = pd.DataFrame(rows)
+        print("\nmean over seeds:")
+        print(table.drop(columns="seed").groupby("method", sort=False).mean(numeric_only=True)
+              .to_string(float_format="%.4f"))
     if args.coverage:
         cover = coverage(counts, predictions, range(args.coverage))
         print(cover.to_string(index=False, float_format="%.4f"))
