@@ -21,7 +21,12 @@ model with ``predictions=``), ``plausible`` (votes only: what the classifier add
 
 ``--coverage``: the classifier's accuracy from the thin votes (the default model without
 the classifier, the evaluated classifier kept out of its truth), its 90 % interval, against
-the accuracy from all ~50 votes per image, for thinnings to 1-5, 1, 3 and 5 votes.
+the accuracy from all ~50 votes per image, for thinnings to 1-5, 1, 3 and 5 votes. Measured
+(3 seeds each): none covers. From 3 votes per image the estimate is 0.939 with an interval
+0.001 wide, against 0.949 from all votes; from 1-5 votes, 0.925. A vote that disagrees with
+the classifier marks a hard image, on which votes are less often right than a model of
+independent votes assumes, so it underrates the classifier; one vote per image identifies no
+vote accuracy at all (0.33-0.37, interval 0.10-0.89).
 
     python benchmarks/bench_crowdlab_cifar10h.py --seeds 5 [--coverage 3]
 """
