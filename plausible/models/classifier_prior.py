@@ -24,9 +24,9 @@ a class out whatever the labels say).
 **Gibbs.** Given the classes, ``(tau, b)`` is a multinomial logistic regression of ``z`` on
 ``log p`` with a normal prior: :class:`ClassifierPrior` updates it :data:`STEPS` times a sweep
 by independence Metropolis–Hastings from a Laplace approximation of that conditional (exact:
-the proposal is a function of the classes only once a chain is under way). The items' classes are then drawn from
-their conditional as the model draws them, with ``log_softmax(b + tau log p_i)`` in place of
-``log pi``.
+the proposal is a function of the classes only once a chain is under way). The items' classes
+are then drawn from their conditional as the model draws them, with ``log_softmax(b + tau log
+p_i)`` in place of ``log pi``.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ import pymc as pm
 import xarray as xr
 from scipy.special import log_softmax, softmax
 
+from plausible.data.predictions import read_predictions
 from plausible.maths.logspace import tempered_logsumexp
 
 FLOOR = 1e-10
@@ -55,18 +56,12 @@ STEPS = 1
 accepted and each is drawn afresh from the (nearly) exact conditional."""
 
 
-def log_probabilities(predictions, n_items: int, n_classes: int) -> np.ndarray:
-    """``log max(p, FLOOR)`` float64 ``(item, class)`` of ``predictions`` (an ``(item,
-    class)`` array of probabilities in the labels' item and class order; ``ValueError``
-    naming the first item whose row is not a probability vector)."""
-    p = np.asarray(predictions, dtype=np.float64)
-    if p.shape != (n_items, n_classes):
-        raise ValueError(f"predictions must be (item, class) = {(n_items, n_classes)}, got "
-                         f"{p.shape}")
-    bad = ~np.isfinite(p).all(axis=1) | (p < 0).any(axis=1) | (np.abs(p.sum(axis=1) - 1) > 1e-3)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise ValueError(f"predictions row {i} is not a probability vector (sum {p[i].sum():.6g})")
+def log_probabilities(predictions, items, classes) -> np.ndarray:
+    """``log max(p, FLOOR)`` float64 ``(item, class)`` of a classifier's probabilities for
+    ``items`` over ``classes`` (``predictions``: anything
+    :func:`plausible.data.read_predictions` reads, checked as it checks probabilities:
+    ``ValueError`` naming the row at fault)."""
+    p = read_predictions(predictions, items, classes, probabilities=True).values
     return np.log(np.maximum(p, FLOOR))
 
 
@@ -250,8 +245,8 @@ def mode(log_p: np.ndarray, z: np.ndarray, bias_scale: float = BIAS_SCALE,
     """The posterior mode of ``y = (log tau, beta)`` (class bias ``basis @ beta``,
     :func:`zero_sum_basis`; ``log tau ~ Normal(0, 1)``) given the classes ``z``, by
     Newton's method with the Fisher information, as ``{"y": mode, "precision": (C, C),
-    "covariance": its inverse, "expected": (C + 1,), "prior_gradient": (C,), "jacobian": (C + 1, C)}``: the curvature
-    at the mode (Fisher information of the logistic regression plus the priors'), and what
+    "covariance": its inverse, "expected": (C + 1,), "prior_gradient": (C,), "jacobian":
+    (C + 1, C)}``: the curvature at the mode (Fisher information of the logistic regression plus the priors'), and what
     :func:`newton_centre` needs to move it to other classes: the expected sufficient
     statistics ``(sum_i E[log p_{i z_i}], E[counts])``, the prior's gradient and the
     Jacobian of ``(tau, b)`` in ``y`` there."""
@@ -316,8 +311,8 @@ class ClassifierPrior:
     The updates are independence Metropolis–Hastings steps for ``p(log tau, beta | z)``,
     whose Student t proposal (:data:`DEGREES`) depends on the current classes only: centred
     at the conditional's mode (:func:`newton_centre`, one Newton step from a reference mode)
-    with the reference curvature, widened by :data:`SPREAD`. The reference is the mode given the chain's start,
-    made again at sweep :data:`ADAPT` and fixed from then on, so every later sweep is the same
+    with the reference curvature, widened by :data:`SPREAD`. The reference is the mode given
+    the chain's start, made again at sweep :data:`ADAPT` and fixed from then on, so every later sweep is the same
     Markov kernel with the posterior as its stationary law. With thousands of items the
     conditional is close to Gaussian, so most proposals are accepted and successive draws of
     ``(tau, b)`` are nearly independent given the classes."""
@@ -371,8 +366,8 @@ class ClassifierPrior:
         return {"temperature": x[0], "class_bias": x[1:]}
 
 
-__all__ = ["ADAPT", "BIAS_SCALE", "DEGREES", "ClassifierPrior", "FLOOR", "SPREAD", "STEPS",
-           "CONSTANT", "add_prior", "block_log_prior", "independence_metropolis", "item_log_prior", "log_density",
-           "log_density_at", "log_prior",
-           "log_probabilities", "mode", "newton_centre", "same_classifier", "sufficient_statistics", "uses_classifier",
+__all__ = ["ADAPT", "BIAS_SCALE", "CONSTANT", "DEGREES", "ClassifierPrior", "FLOOR", "SPREAD",
+           "STEPS", "add_prior", "block_log_prior", "independence_metropolis", "item_log_prior",
+           "log_density", "log_density_at", "log_prior", "log_probabilities", "mode",
+           "newton_centre", "same_classifier", "sufficient_statistics", "uses_classifier",
            "zero_sum_basis"]

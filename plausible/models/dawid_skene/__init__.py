@@ -238,7 +238,7 @@ def _log_p(labels: Labels, predictions, sampler: str | None) -> np.ndarray | Non
     if sampler == "collapsed":
         raise ValueError("a classifier's predictions take the joint class sweep: "
                          "sampler='joint'")
-    return classifier_prior.log_probabilities(predictions, labels.n_items, labels.n_classes)
+    return classifier_prior.log_probabilities(predictions, labels.items, labels.classes)
 
 
 def _full(labels: Labels, beta: np.ndarray, *, reliability, gibbs, compiled, class_concentration,
