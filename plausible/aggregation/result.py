@@ -296,14 +296,14 @@ class Aggregation:
         if self.data is None:
             return Check(report, None, "the workers read the annotations, so this run holds no "
                                        "copy to replicate")
+        if entry.predictive_check is not None:  # the model's own (comparisons, label sets,
+            return Check(report, entry.predictive_check(self.trace, self.data, draws=draws,
+                                                        seed=seed))  # a latent class of votes)
         if kind == "votes":
             return Check(report, vote_predictive_check(self.trace, draws=draws, seed=seed))
         if kind == "rankings":
             return Check(report, ranking_predictive_check(self.trace, self.data, draws=draws,
                                                           seed=seed))
-        if entry.predictive_check is not None:  # the model's own (comparisons, label sets)
-            return Check(report, entry.predictive_check(self.trace, self.data, draws=draws,
-                                                        seed=seed))
         if entry.replicate is not None:
             replicated = entry.replicate(self.trace, self.data, draws=draws, seed=seed)
             if kind == "ratings":

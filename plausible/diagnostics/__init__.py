@@ -36,7 +36,8 @@ from plausible.diagnostics.ranking_predictive import (
     ranking_predictive_check,
 )
 from plausible.diagnostics.rating_predictive import RatingPredictiveCheck, rating_predictive_check
-from plausible.diagnostics.vote_predictive import VotePredictiveCheck, vote_predictive_check
+from plausible.diagnostics.vote_predictive import (VotePredictiveCheck, replicated_vote_check,
+                                                   vote_predictive_check)
 
 __all__ = [
     "AnnotationPredictiveCheck",
@@ -63,5 +64,6 @@ __all__ = [
     "ranking_predictive_check",
     "reliability",
     "rhat",
+    "replicated_vote_check",
     "vote_predictive_check",
 ]

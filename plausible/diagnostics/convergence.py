@@ -320,7 +320,9 @@ def _computed(da) -> tuple:
     k = max(1, -(-da.size // COMPUTED_VALUES))
     kept = np.arange(0, da.sizes["draw"], k)
     out = np.empty((da.sizes["chain"], kept.size, *da.shape[2:]), dtype=da.dtype)
-    step = max(1, (da.data.chunks[1][0] if hasattr(da.data, "chunks") else kept.size) // k)
+    per_draw = max(1, da.size // (da.sizes["chain"] * da.sizes["draw"]))
+    step = max(1, (da.data.chunks[1][0] if hasattr(da.data, "chunks") else kept.size) // k,
+               COMPUTED_VALUES // 8 // per_draw)  # one graph pass per part, not per draw
     for chain in range(da.sizes["chain"]):
         for start in range(0, kept.size, step):
             part = kept[start:start + step]

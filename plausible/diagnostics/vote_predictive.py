@@ -66,7 +66,12 @@ def vote_predictive_check(trace, *, draws: int = 500, seed: int | None = None) -
     probs /= probs.sum(axis=-1, keepdims=True)  # guard against float round-off
     totals = observed.values.sum(axis=-1)
     rng = np.random.default_rng(seed)
-    replicated = rng.multinomial(totals[None, :], probs)
+    return replicated_vote_check(observed, rng.multinomial(totals[None, :], probs))
+
+
+def replicated_vote_check(observed: xr.DataArray, replicated: np.ndarray) -> VotePredictiveCheck:
+    """The check's statistics and p-values of vote counts ``replicated (sample, item,
+    class)`` (from whatever model made them) against the ``observed (item, class)`` counts."""
     rep_stats = _statistics(replicated)
     obs_stats = _statistics(observed.values)
     item_p = mid_p_value(rep_stats["top_share"], obs_stats["top_share"][None])
