@@ -24,17 +24,25 @@ def _kind(data) -> str:
     return "labels (binary)" if kind == "labels" and data.n_classes == 2 else kind
 
 
-def default_model(data, ordinal: bool = False, init=None) -> str:
+def default_model(data, ordinal: bool = False, init=None, predictions: bool = False) -> str:
     """The registry name of the model fitted when none is named: with ``init`` (an earlier
     result, a warm start) its model, which a warm start continues; with ``ordinal`` (the
     classes are ordered grades) the model that declares it reads them so
     (:func:`plausible.models.registry.ordinal_model`); otherwise the default for the
-    container's format (:data:`~plausible.models.registry.DEFAULT_MODELS`)."""
+    container's format (:data:`~plausible.models.registry.DEFAULT_MODELS`), or, with
+    ``predictions`` (a classifier's prior) where that default takes none, the format's first
+    registered model that takes them (for votes: a true class per item, which the
+    classifier predicts, where the default keeps each item's vote distribution)."""
     if init is not None:
         return init.model
     if ordinal:
         return models.ordinal_model(format_of(data))
-    return DEFAULT_MODELS[_kind(data)]
+    name = DEFAULT_MODELS[_kind(data)]
+    if predictions and name not in models.models_taking("predictions"):
+        taking = [n for n in models.models_taking("predictions")
+                  if models.entry(n).data == format_of(data)]
+        return taking[0] if taking else name  # none: the default refuses them by name
+    return name
 
 
 def auto_candidates(data) -> tuple[str, ...]:

@@ -184,7 +184,8 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
         annotations = as_annotations(data, format=format, item=item, annotator=annotator,
                                      label=label, score=score, rank=rank)
     name = model if model is not None else default_model(annotations, ordinal=ordinal,
-                                                         init=init)
+                                                         init=init,
+                                                         predictions=predictions is not None)
     if name == AUTO:
         if init is not None or sharded:
             raise ValueError("model='auto' fits every candidate in this process: name the model "
@@ -226,8 +227,10 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
                            workers=workers, store=store, shard_size=shard_size,
                            progressbar=progressbar, default=model is None, options=options,
                            columns={"item": item, "annotator": annotator, "label": label})
+    kind = format_of(fitted)
     visits = (fitted.n_annotations * fitted.n_classes * chains  # a label model's work bound
-              if format_of(fitted) == "labels" else None)
+              if kind == "labels" else  # and a vote model's: each vote an annotation
+              int(fitted.counts.sum()) * fitted.n_classes * chains if kind == "votes" else None)
     draws, max_draws = resolve_draws(draws, visits=visits)
     built = entry.build(fitted, **options)
     pymc_log = logging.getLogger("pymc")

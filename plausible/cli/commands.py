@@ -52,7 +52,8 @@ def aggregate(args) -> int:
         annotations = declared_classes(args, annotations)
     prior = read_classifier_prior(args, annotations)
     init = load_init(args)
-    name = args.model or aggregation.default_model(annotations, ordinal=args.ordinal, init=init)
+    name = args.model or aggregation.default_model(annotations, ordinal=args.ordinal, init=init,
+                                                   predictions=prior is not None)
     options = model_options(args, name, None if name == aggregation.AUTO else models.entry(name))
     known = (None if args.gold is None else
              read_gold(args.gold, None if partitioned else annotations, args.item))

@@ -48,7 +48,8 @@ def test_available_lists_every_aggregation_model():
                                 "mace", "easy-hard", "ordered-probit", "glad", "su-difficulty",
                                 "normal-inverse-gamma", "censored-normal-inverse-gamma",
                                 "multi-label", "bradley-terry", "noisy-bradley-terry",
-                                "ambiguity-dawid-skene", "ambiguity-one-coin"}
+                                "ambiguity-dawid-skene", "ambiguity-one-coin",
+                                "votes-dawid-skene"}
     assert set(table["data"]) == set(models.FORMATS)
     assert set(table["reliability"]) == {"tempering", "repetitions"}
     assert list(models.available("rankings").index) == ["plackett-luce", "prirn"]
@@ -100,6 +101,8 @@ def test_every_entry_says_what_its_plausibility_means():
                                                                  models.ITEM_DISTRIBUTION)
         if name.startswith("ambiguity-"):  # labels read as each item's own distribution
             expected = models.ITEM_DISTRIBUTION
+        if name == "votes-dawid-skene":  # votes read as evidence of one true class
+            expected = models.TRUE_CLASS_POSTERIOR
         assert row["plausibility"] == expected, name
     with pytest.raises(ValueError, match="plausibility must be one of"):
         models.ModelEntry("x", models.get("dirichlet"), "votes", "tempering", True, "",
