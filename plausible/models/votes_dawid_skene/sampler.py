@@ -46,7 +46,7 @@ import numpy as np
 
 from plausible.inference.kernel import PyMCKernel, Variable
 from plausible.inference.step_methods.dirichlet_multinomial_population import (
-    count_summary, population_log_density)
+    population_log_density)
 from plausible.inference.step_methods.univariate_slice import slice_update
 from plausible.maths.logspace import log_gamma_draw, log_gamma_draws
 from plausible.metrics.chunks import chunk_steps
@@ -192,7 +192,8 @@ def draw_base(rng, v, values, weights, totals, total_weights, beta, shape, rate,
     """One class's ``psi_c`` given ``kappa``: a slice update of each ``log g_x`` of ``v = (log
     kappa, log g)`` in turn (``v[0]`` fixed) with the class's rows summarised as
     :func:`~plausible.inference.step_methods.dirichlet_multinomial_population.count_summary`
-    does, then the scale of ``g`` from its conditional ``Gamma(sum beta, 1)``; in place."""
+    does (the distinct counts ``values (label_class, width)`` and their ``weights``, the
+    distinct totals and theirs), then the scale of ``g`` from its conditional ``Gamma(sum beta, 1)``; in place."""
     args = (values, weights, totals, total_weights, beta, shape, rate)
     log_fx = population_log_density(v[1], 1, v, *args)
     for k in range(1, v.size):
@@ -210,7 +211,8 @@ def concentration_log_density(log_kappa, log_psi, values, weights, totals, total
                               shape, rate):  # pragma: no cover - compiled
     """``log p(log kappa | psi, z)`` up to a constant: every class's Dirichlet-multinomial
     rows at ``alpha_c = kappa psi_c`` (``values, weights (class, label_class, width)`` and
-    ``totals, total_weights (class, width)``: each class's count summary, zero-weight padded)
+    ``totals, total_weights (class, width)``: each class's count summary, zero weights
+    skipped)
     plus the Gamma ``(shape, rate)`` prior and the log scale's Jacobian."""
     kappa = math.exp(log_kappa)
     out = shape * log_kappa - rate * kappa
@@ -241,18 +243,47 @@ def draw_concentration(rng, log_kappa, log_psi, values, weights, totals, total_w
     return _concentration_update(rng, log_kappa, log_fx, -np.inf, np.inf, width, 0, args)[0]
 
 
-def _padded(summaries):
-    """The classes' count summaries ``(values, weights, totals, total_weights)`` stacked into
-    zero-weight padded arrays ``(class, label_class, width)`` and ``(class, width)``."""
-    width = max(s[0].shape[1] for s in summaries)
-    total_width = max(s[2].size for s in summaries)
-    C = len(summaries)
-    values, weights = np.zeros((2, C, summaries[0][0].shape[0], width))
-    totals, total_weights = np.zeros((2, C, total_width))
-    for c, (v, w, t, tw) in enumerate(summaries):
-        values[c, :, :v.shape[1]], weights[c, :, :w.shape[1]] = v, w
-        totals[c, :t.size], total_weights[c, :tw.size] = t, tw
-    return values, weights, totals, total_weights
+@numba.njit(cache=True, nogil=True)
+def class_summaries(offsets, label, value_index, total_index, z, n_classes, n_values,
+                    n_totals, gamma):  # pragma: no cover - compiled
+    """Each class's rows summarised as the population's density reads them, in one pass over
+    the nonzero counts: ``weights (class, label_class, value)`` ``gamma`` times the number of
+    items of that class with that count of that vote class, ``total_weights (class, total)``
+    ``gamma`` times the number with that total (the counts and totals themselves are the
+    design's distinct ``values`` and ``totals``)."""
+    weights = np.zeros((n_classes, n_classes, n_values))
+    total_weights = np.zeros((n_classes, n_totals))
+    for i in range(z.size):
+        c = z[i]
+        total_weights[c, total_index[i]] += gamma
+        for k in range(offsets[i], offsets[i + 1]):
+            weights[c, label[k], value_index[k]] += gamma
+    return weights, total_weights
+
+
+@numba.njit(cache=True, nogil=True)
+def draw_population(rng, v, values, weights, totals, total_weights, beta, shape, rate,
+                    width):  # pragma: no cover - compiled
+    """Step 1 of the sweep, in place on ``v (class, 1 + label_class)``: each class's ``psi_c``
+    given ``kappa`` (:func:`draw_base`), then ``kappa`` (:func:`draw_concentration`), from
+    :func:`class_summaries`' weights of the distinct ``values (class, label_class, value)``
+    and ``totals (class, total)``; returns ``log kappa`` and ``log psi (class,
+    label_class)``."""
+    n_classes = v.shape[0]
+    for c in range(n_classes):
+        draw_base(rng, v[c], values[c], weights[c], totals[c], total_weights[c], beta[c],
+                  shape, rate, width)
+    log_psi = np.empty((n_classes, n_classes))
+    for c in range(n_classes):
+        top = v[c, 1:].max()
+        log_sum = top + math.log(np.exp(v[c, 1:] - top).sum())
+        for x in range(n_classes):
+            log_psi[c, x] = v[c, 1 + x] - log_sum
+    log_kappa = draw_concentration(rng, v[0, 0], log_psi, values, weights, totals,
+                                   total_weights, shape, rate, width)
+    for c in range(n_classes):
+        v[c, 0] = log_kappa
+    return log_kappa, log_psi
 
 
 class ChainState:
@@ -299,6 +330,11 @@ class VotesDawidSkeneKernel(PyMCKernel):
             "concentration": Variable((), ()),
             "plausibility": Variable(("item", "class"), (N, C), dtype)}
         self.stats = {"classes_changed": Variable((), (), np.int64)}
+        # the distinct counts and totals as every class's summary has them
+        self._values = np.ascontiguousarray(np.broadcast_to(design.values, (C, C,
+                                                                           design.values.size)))
+        self._totals = np.ascontiguousarray(np.broadcast_to(design.totals, (C,
+                                                                           design.totals.size)))
         self._no_store = np.empty((0, C), dtype=dtype)
 
     def population_start(self, z: np.ndarray) -> np.ndarray:
@@ -334,17 +370,12 @@ class VotesDawidSkeneKernel(PyMCKernel):
 
     def sweep(self, rng, state, out):
         design, C = self.design, self.design.n_classes
-        summaries = []
-        for c in range(C):
-            values, weights, totals, total_weights = count_summary(design.counts[state.z == c])
-            summaries.append((values, self.gamma * weights, totals, self.gamma * total_weights))
-            draw_base(rng, state.v[c], *summaries[-1], self.beta[c], self.shape, self.rate,
-                      WIDTH)
-        log_g = state.v[:, 1:]
-        log_psi = log_g - np.logaddexp.reduce(log_g, axis=1, keepdims=True)
-        log_kappa = draw_concentration(rng, state.v[0, 0], log_psi, *_padded(summaries),
-                                       self.shape, self.rate, WIDTH)
-        state.v[:, 0] = log_kappa
+        weights, total_weights = class_summaries(
+            design.offsets, design.label, design.value_index, design.total_index, state.z, C,
+            design.values.size, design.totals.size, self.gamma)
+        log_kappa, log_psi = draw_population(rng, state.v, self._values, weights, self._totals,
+                                             total_weights, self.beta, self.shape, self.rate,
+                                             WIDTH)
         state.alpha = np.exp(log_kappa + log_psi)
         if self.classifier is None:
             m = np.bincount(state.z, minlength=C)
@@ -416,5 +447,6 @@ def _steps(n: int, step: int) -> tuple[int, ...]:
     return tuple(min(step, n - a) for a in range(0, n, step))
 
 
-__all__ = ["ChainState", "VoteDesign", "VotesDawidSkeneKernel", "class_sweep", "item_kernel",
-           "lazy_plausibility", "log_gamma_tables"]
+__all__ = ["ChainState", "VoteDesign", "VotesDawidSkeneKernel", "class_summaries",
+           "class_sweep", "concentration_log_density", "draw_base", "draw_concentration",
+           "draw_population", "item_kernel", "lazy_plausibility", "log_gamma_tables"]
