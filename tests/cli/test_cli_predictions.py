@@ -142,3 +142,18 @@ def test_aggregate_with_a_classifier_prior_writes_its_results_and_evaluate_warns
     assert len(pd.read_csv(output)) == ITEMS.size
     code, _, err = run_cli(capsys, ["evaluate", tmp_path / "run.nc", files / "probs.npy"])
     assert code == 0 and err.count("\n") == 1 and "took as its prior" in err
+
+
+def test_votes_with_predictions_fit_the_votes_model_that_takes_them(files, tmp_path, capsys):
+    """The default for votes (Dirichlet: each item's vote distribution) has no true class for
+    a classifier to predict; with --predictions the command line fits the votes model that
+    has one, as pl.aggregate does."""
+    assert pl.aggregation.default_model(pl.data.Votes.from_counts([[1, 2]]),
+                                        predictions=True) == "votes-dawid-skene"
+    output = tmp_path / "out.csv"
+    code, out, err = run_cli(capsys, ["aggregate", files / "votes.csv", "--predictions",
+                                      files / "probs.csv", "-o", output, "--draws", 100,
+                                      "--chains", 2, "--no-progress"])
+    assert code == 0, err
+    assert "votes-dawid-skene model (default for the format)" in out
+    assert len(pd.read_csv(output)) == ITEMS.size
