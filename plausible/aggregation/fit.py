@@ -31,6 +31,7 @@ from plausible.data.predictions import read_predictions
 from plausible.data.tables import format_of, from_frame
 from plausible.inference import sample
 from plausible.inference.draws import FIXED_DRAWS, AutoDrawsUnavailable, resolve_draws
+from plausible.metrics.meaning import TRUE_CLASS_POSTERIOR
 
 
 def as_annotations(data, *, format: str | None = None, **columns):
@@ -229,8 +230,9 @@ def aggregate(data, model: str | None = None, *, reliability: float | None = Non
                            columns={"item": item, "annotator": annotator, "label": label})
     kind = format_of(fitted)
     visits = (fitted.n_annotations * fitted.n_classes * chains  # a label model's work bound
-              if kind == "labels" else  # and a vote model's: each vote an annotation
-              int(fitted.counts.sum()) * fitted.n_classes * chains if kind == "votes" else None)
+              if kind == "labels" else  # and a latent-class vote model's, a vote a label
+              int(fitted.counts.sum()) * fitted.n_classes * chains
+              if kind == "votes" and entry.plausibility == TRUE_CLASS_POSTERIOR else None)
     draws, max_draws = resolve_draws(draws, visits=visits)
     built = entry.build(fitted, **options)
     pymc_log = logging.getLogger("pymc")

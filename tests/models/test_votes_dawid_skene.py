@@ -45,7 +45,9 @@ def classifier(rng, truth_votes):
     return softmax(logits, axis=1)
 
 
-@pytest.mark.parametrize("with_classifier", [False, True])
+@pytest.mark.parametrize("with_classifier", [
+    pytest.param(False, marks=pytest.mark.slow),  # the quick suite checks the kernel with one
+    True])                                        # prior; SBC (slow) checks it with pi
 def test_gibbs_matches_nuts_with_classes_summed_out(with_classifier):
     rng = np.random.default_rng(3)
     _, votes = simulate(rng)
