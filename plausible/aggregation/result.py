@@ -414,7 +414,9 @@ class Aggregation:
                   + (f", stacked with {len(self.selection.stack) - 1} of the same meaning)"
                      if stacked else ")")
                   if self.selection is not None else
-                  f" (default for {self.format})" if self.default else "")
+                  f" (default for {self.format}"
+                  + (" with a classifier's predictions)" if "predictions" in self.options
+                     else ")") if self.default else "")
         why = (self.selection.reason if self.selection is not None else
                DEFAULT_REASON if self.default and self.format == "labels" else None)
         posterior = self.trace["posterior"]

@@ -124,7 +124,10 @@ def print_summary(console, args, result, frame, description, elapsed, checked, o
     elif args.model is not None:
         chosen = ""
     else:
-        chosen = " (--ordinal)" if getattr(args, "ordinal", False) else " (default for the format)"
+        chosen = (" (--ordinal)" if getattr(args, "ordinal", False) else
+                  " (default for the format with --predictions)"
+                  if getattr(args, "predictions", None) is not None else
+                  " (default for the format)")
     sizes = result.sizes
     console.print(f"[bold]{description}[/]: {sizes['item']} items, {sizes['class']} classes; "
                   f"{result.model} model{chosen}; {args.chains} chains x "

@@ -155,5 +155,5 @@ def test_votes_with_predictions_fit_the_votes_model_that_takes_them(files, tmp_p
                                       files / "probs.csv", "-o", output, "--draws", 100,
                                       "--chains", 2, "--no-progress"])
     assert code == 0, err
-    assert "votes-dawid-skene model (default for the format)" in out
+    assert "votes-dawid-skene model (default for the format with --predictions)" in out
     assert len(pd.read_csv(output)) == ITEMS.size
