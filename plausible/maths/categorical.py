@@ -1,5 +1,6 @@
 """Categorical draws by inverting the cumulative probabilities, vectorised."""
 
+import numba
 import numpy as np
 
 
@@ -15,4 +16,17 @@ def categorical_draws(rng: np.random.Generator, probabilities, size=None) -> np.
                       probabilities.shape[-1] - 1)
 
 
-__all__ = ["categorical_draws"]
+@numba.njit(cache=True, nogil=True, inline="always")
+def inverse_cdf(weights, target):  # pragma: no cover - compiled
+    """The first ``k`` whose cumulative unnormalised ``weights (K,)`` exceed ``target`` (a
+    uniform times their total), ``K - 1`` when none does (round-off): one categorical draw,
+    in compiled sweeps."""
+    cumulative = 0.0
+    for k in range(weights.size - 1):
+        cumulative += weights[k]
+        if target < cumulative:
+            return k
+    return weights.size - 1
+
+
+__all__ = ["categorical_draws", "inverse_cdf"]

@@ -37,6 +37,7 @@ import numba
 import numpy as np
 from numba.extending import overload
 
+from plausible.maths.categorical import inverse_cdf
 from plausible.maths.logspace import exp_nonpositive, log_gamma_draw, tempered_logsumexp
 
 
@@ -236,14 +237,7 @@ def class_sweep(offsets, code, table, log_pi, gamma, u, z, fixed, counts, class_
                 if store:
                     for c in range(n_classes):
                         out[i, c] = row[c] / total
-                target = u[i] * total
-                new = n_classes - 1
-                cumulative = 0.0
-                for c in range(n_classes - 1):
-                    cumulative += row[c]
-                    if target < cumulative:
-                        new = c
-                        break
+                new = inverse_cdf(row, u[i] * total)
             old = z[i]
             if new != old:
                 changed += 1

@@ -48,6 +48,7 @@ from plausible.inference.kernel import PyMCKernel, Variable
 from plausible.inference.step_methods.dirichlet_multinomial_population import (
     population_log_density)
 from plausible.inference.step_methods.univariate_slice import slice_update
+from plausible.maths.categorical import inverse_cdf
 from plausible.maths.logspace import log_gamma_draw, log_gamma_draws
 from plausible.metrics.chunks import chunk_steps
 from plausible.metrics.storage import Layout
@@ -142,14 +143,7 @@ def class_sweep(offsets, label, value_index, total_index, table, total_table, lo
         if store:
             for c in range(n_classes):
                 out[i, c] = terms[c] / total
-        target = u[i] * total
-        new = n_classes - 1
-        cumulative = 0.0
-        for c in range(n_classes - 1):
-            cumulative += terms[c]
-            if target < cumulative:
-                new = c
-                break
+        new = inverse_cdf(terms, u[i] * total)
         if new != z[i]:
             changed += 1
             z[i] = new
